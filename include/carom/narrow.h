@@ -1,0 +1,106 @@
+/// carom — narrow phase: GJK distance and boolean intersection between two
+/// posed convex shapes.
+///
+/// Both queries validate everything they are handed (shapes, poses, cache)
+/// and report bad input as `CAROM_INVALID_INPUT` in the result; they never
+/// allocate, never crash and stop after at most `CAROM_GJK_MAX_ITERATIONS`
+/// support calls.
+#ifndef CAROM_NARROW_H
+#define CAROM_NARROW_H
+
+#include "shape.h"
+
+CAROM_EXTERN_C_BEGIN
+
+/// The cap on GJK iterations (support calls) in one query.
+#define CAROM_GJK_MAX_ITERATIONS 64
+
+/// GJK stops when the distance estimate can improve by no more than this
+/// fraction of itself (dimensionless). Distances are therefore accurate to
+/// about this relative error, and to float precision relative to the size of
+/// the shapes and their separation.
+#define CAROM_GJK_RELATIVE_TOLERANCE 1e-5f
+
+/// Cores closer than this fraction of their size (the largest support point
+/// magnitude seen, dimensionless) count as touching: distance 0, overlap.
+#define CAROM_GJK_TOUCH_TOLERANCE 1e-6f
+
+/// Per-pair memory that lets GJK start where the last query ended. Owned by
+/// the caller, one per shape pair and order; zero-initialise it (`{0}`) before
+/// first use. Reusing it for a different pair is harmless but wasteful, and a
+/// cache holding garbage is ignored field by field, never trusted.
+///
+/// For shapes whose support points carry vertex indices (points, segments,
+/// triangles, boxes, hulls, and affine images of those without radius) the
+/// cache keeps the final simplex as index pairs: the next query rebuilds it
+/// at the new poses without any support search, and on coherent motion often
+/// finishes after one support call, or none when the rebuilt simplex still
+/// encloses the origin. Otherwise it keeps the last separating axis.
+typedef struct carom_gjk_cache {
+    vec3s axis;      ///< last separating axis / search direction, in A's local frame
+    int count;       ///< simplex vertices kept, 0 to 4
+    int index_a[4];  ///< their vertex indices on A
+    int index_b[4];  ///< their vertex indices on B
+    int hint_a;      ///< last support vertex on A (hill-climbing start on hulls)
+    int hint_b;      ///< last support vertex on B
+    int valid;       ///< nonzero once a query has written the cache
+} carom_gjk_cache;
+
+/// The core features that carry the closest points: up to 3 feature indices
+/// on one shape (1 = vertex, 2 = edge, 3 = face), as returned by the
+/// support mapping (-1 for shapes without indices: sphere, cylinder, ...).
+typedef struct carom_witness {
+    int count;
+    int index[3];
+} carom_witness;
+
+/// Result of carom_gjk_distance. Points and normal are in world coordinates.
+typedef struct carom_distance_result {
+    vec3s point_a;       ///< closest point on A's surface (radius included)
+    vec3s point_b;       ///< closest point on B's surface (radius included)
+    vec3s normal;        ///< unit separating axis from A to B; zero when overlapping
+    float distance;      ///< >= 0; 0 when the shapes touch or overlap
+    bool overlap;        ///< shapes touch or overlap (distance == 0)
+    int iterations;      ///< support calls made (0 when a cached simplex already answers)
+    carom_witness witness_a;
+    carom_witness witness_b;
+    carom_query_state state;
+} carom_distance_result;
+
+/// Distance and closest points between shape `a` at pose `xf_a` and `b` at
+/// `xf_b`. Rounded shapes are handled as core + radius.
+///
+/// When the shapes overlap (their surfaces are within the touch tolerance or
+/// interpenetrate) `distance` is 0, `overlap` is true, `normal` is zero, and
+/// `point_a == point_b` is a point in both shapes when the cores overlap, or
+/// the midpoint of the core witnesses when only the radii overlap. Penetration
+/// depth is a separate query.
+///
+/// `cache` may be NULL; otherwise it is read as a warm start and written.
+/// States: CAROM_DONE; CAROM_INVALID_INPUT (NULL shape, invalid shape or
+/// pose, or a custom support returning non-finite points); and
+/// CAROM_MAX_ITERATIONS (best answer so far, an upper bound).
+CAROM_API carom_distance_result carom_gjk_distance(const carom_shape* a, carom_xform xf_a,
+                                                   const carom_shape* b, carom_xform xf_b,
+                                                   carom_gjk_cache* cache);
+
+/// Result of carom_gjk_intersect.
+typedef struct carom_intersect_result {
+    bool overlap;    ///< the shapes touch or overlap
+    int iterations;  ///< support calls made; 0 or 1 on coherent motion with a cache
+    carom_query_state state;
+} carom_intersect_result;
+
+/// Boolean intersection of `a` at `xf_a` and `b` at `xf_b`. Stops as soon as
+/// a separating axis is proven (the slides' v.w > 0 test) and writes that axis
+/// to `cache`, so that on coherent motion the next call usually proves
+/// separation with a single support call. Shapes within the touch tolerance
+/// count as overlapping. `cache` may be NULL. States as for
+/// carom_gjk_distance.
+CAROM_API carom_intersect_result carom_gjk_intersect(const carom_shape* a, carom_xform xf_a,
+                                                     const carom_shape* b, carom_xform xf_b,
+                                                     carom_gjk_cache* cache);
+
+CAROM_EXTERN_C_END
+
+#endif

@@ -1,0 +1,79 @@
+// Internal helpers shared by every module: allocation, assertions, and the
+// few vector operations cglm's struct API spells at length. Not installed.
+#ifndef CAROM_INTERNAL_H
+#define CAROM_INTERNAL_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "carom/base.h"
+
+// For the few hot functions the compiler's size heuristics would not inline
+// (the support switch inside GJK's loop).
+#if defined(__GNUC__) || defined(__clang__)
+#define CAROM_FORCE_INLINE static inline __attribute__((always_inline))
+#else
+#define CAROM_FORCE_INLINE static inline
+#endif
+
+// --- allocation (all memory goes through the user's hooks) -------------------
+void* carom_alloc(size_t size);
+void* carom_realloc(void* ptr, size_t size);
+void carom_free(void* ptr);
+
+// --- assertions (internal invariants only, never caller input) ---------------
+void carom_assert_fail(const char* condition, const char* file, int line);
+#define CAROM_ASSERT(c) ((c) ? (void)0 : carom_assert_fail(#c, __FILE__, __LINE__))
+
+// --- validation ---------------------------------------------------------------
+static inline bool carom_is_finite_in_range(float x) {
+    // Written as a positive test so that NaN fails it.
+    return fabsf(x) <= CAROM_MAX_COORDINATE;
+}
+static inline bool carom_vec3_is_valid(vec3s v) {
+    return carom_is_finite_in_range(v.x) && carom_is_finite_in_range(v.y) &&
+           carom_is_finite_in_range(v.z);
+}
+
+// --- short vector helpers -------------------------------------------------------
+static inline vec3s v3(float x, float y, float z) {
+    vec3s r = {{x, y, z}};
+    return r;
+}
+static inline vec3s v3_add(vec3s a, vec3s b) { return v3(a.x + b.x, a.y + b.y, a.z + b.z); }
+static inline vec3s v3_sub(vec3s a, vec3s b) { return v3(a.x - b.x, a.y - b.y, a.z - b.z); }
+static inline vec3s v3_scale(vec3s a, float s) { return v3(a.x * s, a.y * s, a.z * s); }
+static inline vec3s v3_neg(vec3s a) { return v3(-a.x, -a.y, -a.z); }
+static inline float v3_dot(vec3s a, vec3s b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+static inline float v3_len2(vec3s a) { return v3_dot(a, a); }
+static inline vec3s v3_cross(vec3s a, vec3s b) {
+    return v3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
+}
+static inline vec3s v3_mad(vec3s a, vec3s b, float s) {  // a + b * s
+    return v3(a.x + b.x * s, a.y + b.y * s, a.z + b.z * s);
+}
+static inline vec3s v3_min(vec3s a, vec3s b) {
+    return v3(fminf(a.x, b.x), fminf(a.y, b.y), fminf(a.z, b.z));
+}
+static inline vec3s v3_max(vec3s a, vec3s b) {
+    return v3(fmaxf(a.x, b.x), fmaxf(a.y, b.y), fmaxf(a.z, b.z));
+}
+static inline vec3s v3_abs(vec3s a) { return v3(fabsf(a.x), fabsf(a.y), fabsf(a.z)); }
+static inline float v3_max_abs(vec3s a) { return fmaxf(fabsf(a.x), fmaxf(fabsf(a.y), fabsf(a.z))); }
+
+// A rotation as a row-major 3x3 matrix: cheaper than a quaternion when the
+// same rotation is applied many times (every support call of a query).
+typedef struct carom_rot {
+    vec3s row[3];
+} carom_rot;
+
+static inline vec3s rot_apply(const carom_rot* r, vec3s v) {
+    return v3(v3_dot(r->row[0], v), v3_dot(r->row[1], v), v3_dot(r->row[2], v));
+}
+static inline vec3s rot_apply_transposed(const carom_rot* r, vec3s v) {
+    return v3_add(v3_add(v3_scale(r->row[0], v.x), v3_scale(r->row[1], v.y)),
+                  v3_scale(r->row[2], v.z));
+}
+carom_rot carom_rot_from_quat(versors q);
+
+#endif

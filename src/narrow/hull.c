@@ -1,0 +1,296 @@
+// Convex hulls from point clouds: qhull finds the facets, this file turns
+// them into what carom's queries need — face polygons in ring order, face
+// planes, unique edge directions and vertex adjacency — in one allocation.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libqhull_r/qhull_ra.h>
+
+#include "core/internal.h"
+#include "carom/shape.h"
+
+// Edge directions closer than this (1 - |cos|) are one direction for SAT.
+#define EDGE_PARALLEL_TOLERANCE 1e-6f
+
+typedef struct edge {
+    int a, b;  // a < b
+} edge;
+
+typedef struct angle_item {
+    float angle;
+    int vertex;
+} angle_item;
+
+static int compare_edges(const void* x, const void* y) {
+    const edge* e = x;
+    const edge* f = y;
+    if (e->a != f->a) return e->a < f->a ? -1 : 1;
+    return (e->b > f->b) - (e->b < f->b);
+}
+
+static int compare_angles(const void* x, const void* y) {
+    float a = ((const angle_item*)x)->angle, b = ((const angle_item*)y)->angle;
+    return (a > b) - (a < b);
+}
+
+static int compare_directions(const void* x, const void* y) {
+    const vec3s* d = x;
+    const vec3s* e = y;
+    if (d->x != e->x) return d->x < e->x ? -1 : 1;
+    if (d->y != e->y) return d->y < e->y ? -1 : 1;
+    return (d->z > e->z) - (d->z < e->z);
+}
+
+static size_t align16(size_t n) { return (n + 15u) & ~(size_t)15u; }
+
+// What qhull found, in carom's terms, before packing into the hull's block.
+typedef struct hull_draft {
+    int vertex_count, face_count, face_vertex_total, edge_count;
+    vec3s* vertices;
+    carom_plane* planes;
+    int* face_first;
+    int* face_vertices;
+    edge* edges;  // each undirected edge twice (once per face), sorted later
+} hull_draft;
+
+static void draft_free(hull_draft* d) {
+    carom_free(d->vertices);
+    carom_free(d->planes);
+    carom_free(d->face_first);
+    carom_free(d->face_vertices);
+    carom_free(d->edges);
+    memset(d, 0, sizeof *d);
+}
+
+// Sorts one face's vertices counter-clockwise about its outward normal:
+// qhull lists a merged facet's vertices by id, not around the polygon.
+static void order_face(const vec3s* vertices, carom_plane plane, int* ring, int n, angle_item* scratch) {
+    vec3s c = v3(0, 0, 0);
+    for (int i = 0; i < n; ++i) c = v3_add(c, vertices[ring[i]]);
+    c = v3_scale(c, 1.0f / (float)n);
+    vec3s u = v3_sub(vertices[ring[0]], c);
+    vec3s w = v3_cross(plane.normal, u);
+    for (int i = 0; i < n; ++i) {
+        vec3s r = v3_sub(vertices[ring[i]], c);
+        scratch[i].angle = atan2f(v3_dot(r, w), v3_dot(r, u));
+        scratch[i].vertex = ring[i];
+    }
+    qsort(scratch, (size_t)n, sizeof *scratch, compare_angles);
+    for (int i = 0; i < n; ++i) ring[i] = scratch[i].vertex;
+}
+
+// Copies qhull's facets into the draft. Returns a carom status.
+static carom_status read_qhull(qhT* qh, int point_count, const vec3s* points, hull_draft* d) {
+    facetT* facet;
+    vertexT* vertex;
+    vertexT** vertexp;
+    int max_face = 0;
+    FORALLfacets {
+        d->face_count++;
+        int n = qh_setsize(qh, facet->vertices);
+        d->face_vertex_total += n;
+        if (n > max_face) max_face = n;
+    }
+    FORALLvertices d->vertex_count++;
+
+    int* remap = carom_alloc(sizeof(int) * (size_t)point_count);
+    angle_item* scratch = carom_alloc(sizeof(angle_item) * (size_t)max_face);
+    d->vertices = carom_alloc(sizeof(vec3s) * (size_t)d->vertex_count);
+    d->planes = carom_alloc(sizeof(carom_plane) * (size_t)d->face_count);
+    d->face_first = carom_alloc(sizeof(int) * (size_t)(d->face_count + 1));
+    d->face_vertices = carom_alloc(sizeof(int) * (size_t)d->face_vertex_total);
+    d->edges = carom_alloc(sizeof(edge) * (size_t)d->face_vertex_total);
+    if (!remap || !scratch || !d->vertices || !d->planes || !d->face_first || !d->face_vertices ||
+        !d->edges) {
+        carom_free(remap);
+        carom_free(scratch);
+        return CAROM_ERR_OUT_OF_MEMORY;
+    }
+
+    int next = 0;
+    FORALLvertices {
+        int id = qh_pointid(qh, vertex->point);
+        remap[id] = next;
+        d->vertices[next++] = points[id];
+    }
+    int f = 0, k = 0;
+    FORALLfacets {
+        // qhull's hyperplane is n.x + offset = 0 with n outward.
+        carom_plane plane = {v3((float)facet->normal[0], (float)facet->normal[1], (float)facet->normal[2]),
+                             (float)-facet->offset};
+        d->planes[f] = plane;
+        d->face_first[f] = k;
+        int start = k;
+        FOREACHvertex_(facet->vertices) d->face_vertices[k++] = remap[qh_pointid(qh, vertex->point)];
+        order_face(d->vertices, plane, d->face_vertices + start, k - start, scratch);
+        for (int i = start; i < k; ++i) {
+            int a = d->face_vertices[i], b = d->face_vertices[i + 1 < k ? i + 1 : start];
+            d->edges[i] = (edge){a < b ? a : b, a < b ? b : a};
+        }
+        ++f;
+    }
+    d->face_first[f] = k;
+    carom_free(remap);
+    carom_free(scratch);
+
+    // Every edge of a closed polytope borders two faces: sort, keep one of each.
+    qsort(d->edges, (size_t)k, sizeof(edge), compare_edges);
+    int unique = 0;
+    for (int i = 0; i < k; ++i) {
+        if (unique == 0 || compare_edges(&d->edges[unique - 1], &d->edges[i]) != 0) {
+            d->edges[unique++] = d->edges[i];
+        }
+    }
+    d->edge_count = unique;
+    return CAROM_OK;
+}
+
+// Runs qhull on the points. Returns the qhull exit code.
+static int run_qhull(qhT* qh, const vec3s* points, int count, double* coords, FILE* sink) {
+    for (int i = 0; i < count; ++i) {
+        coords[3 * i + 0] = points[i].x;
+        coords[3 * i + 1] = points[i].y;
+        coords[3 * i + 2] = points[i].z;
+    }
+    qh_zero(qh, sink);
+    char options[] = "qhull Pp";
+    return qh_new_qhull(qh, 3, count, coords, False, options, NULL, sink);
+}
+
+// Canonical sign (first nonzero component positive), so that d and -d sort
+// together and dedupe as one SAT axis.
+static vec3s canonical_direction(vec3s d) {
+    float len = sqrtf(v3_len2(d));
+    d = v3_scale(d, 1.0f / len);
+    float first = d.x != 0.0f ? d.x : (d.y != 0.0f ? d.y : d.z);
+    return first < 0.0f ? v3_neg(d) : d;
+}
+
+// Packs the draft into the hull's single block.
+static carom_status pack(carom_hull* hull, const hull_draft* d) {
+    size_t nv = (size_t)d->vertex_count, nf = (size_t)d->face_count, ne = (size_t)d->edge_count;
+    size_t sizes[7] = {align16(sizeof(vec3s) * nv),      align16(sizeof(carom_plane) * nf),
+                       align16(sizeof(int) * (nf + 1)),  align16(sizeof(int) * (size_t)d->face_vertex_total),
+                       align16(sizeof(vec3s) * ne),      align16(sizeof(int) * (nv + 1)),
+                       align16(sizeof(int) * 2 * ne)};
+    size_t total = 0;
+    for (int i = 0; i < 7; ++i) total += sizes[i];
+    char* block = carom_alloc(total);
+    if (!block) return CAROM_ERR_OUT_OF_MEMORY;
+    memset(block, 0, total);
+    char* at = block;
+    hull->block = block;
+    hull->vertices = (vec3s*)(void*)at, at += sizes[0];
+    hull->planes = (carom_plane*)(void*)at, at += sizes[1];
+    hull->face_first = (int*)(void*)at, at += sizes[2];
+    hull->face_vertices = (int*)(void*)at, at += sizes[3];
+    hull->edge_directions = (vec3s*)(void*)at, at += sizes[4];
+    hull->adjacency_first = (int*)(void*)at, at += sizes[5];
+    hull->adjacency = (int*)(void*)at;
+
+    hull->vertex_count = d->vertex_count;
+    hull->face_count = d->face_count;
+    hull->edge_count = d->edge_count;
+    memcpy(hull->vertices, d->vertices, sizeof(vec3s) * nv);
+    memcpy(hull->planes, d->planes, sizeof(carom_plane) * nf);
+    memcpy(hull->face_first, d->face_first, sizeof(int) * (nf + 1));
+    memcpy(hull->face_vertices, d->face_vertices, sizeof(int) * (size_t)d->face_vertex_total);
+
+    // Adjacency in compressed rows: count, prefix-sum, fill.
+    for (size_t e = 0; e < ne; ++e) {
+        hull->adjacency_first[d->edges[e].a + 1]++;
+        hull->adjacency_first[d->edges[e].b + 1]++;
+    }
+    for (size_t v = 0; v < nv; ++v) hull->adjacency_first[v + 1] += hull->adjacency_first[v];
+    for (size_t e = 0; e < ne; ++e) {
+        int a = d->edges[e].a, b = d->edges[e].b;
+        hull->adjacency[hull->adjacency_first[a]++] = b;
+        hull->adjacency[hull->adjacency_first[b]++] = a;
+    }
+    // The fill advanced each row start to the next row's: shift back.
+    for (size_t v = nv; v > 0; --v) hull->adjacency_first[v] = hull->adjacency_first[v - 1];
+    hull->adjacency_first[0] = 0;
+
+    // Unique edge directions.
+    int nd = 0;
+    for (size_t e = 0; e < ne; ++e) {
+        hull->edge_directions[nd++] =
+            canonical_direction(v3_sub(hull->vertices[d->edges[e].b], hull->vertices[d->edges[e].a]));
+    }
+    qsort(hull->edge_directions, (size_t)nd, sizeof(vec3s), compare_directions);
+    int kept = 0;
+    for (int i = 0; i < nd; ++i) {
+        vec3s e = hull->edge_directions[i];
+        if (kept > 0 && 1.0f - fabsf(v3_dot(hull->edge_directions[kept - 1], e)) <= EDGE_PARALLEL_TOLERANCE) {
+            continue;
+        }
+        hull->edge_directions[kept++] = e;
+    }
+    hull->edge_direction_count = kept;
+
+    vec3s c = v3(0, 0, 0);
+    vec3s lo = hull->vertices[0], hi = hull->vertices[0];
+    for (size_t v = 0; v < nv; ++v) {
+        c = v3_add(c, hull->vertices[v]);
+        lo = v3_min(lo, hull->vertices[v]);
+        hi = v3_max(hi, hull->vertices[v]);
+    }
+    hull->centroid = v3_scale(c, 1.0f / (float)nv);
+    float r2 = 0.0f;
+    for (size_t v = 0; v < nv; ++v) r2 = fmaxf(r2, v3_len2(v3_sub(hull->vertices[v], hull->centroid)));
+    hull->bounding_radius = sqrtf(r2);
+    hull->bounds = (carom_aabb){lo, hi};
+    return CAROM_OK;
+}
+
+carom_status carom_hull_build(carom_hull* hull, const vec3s* points, int count) {
+    if (!hull) return CAROM_ERR_INVALID_ARG;
+    memset(hull, 0, sizeof *hull);
+    if (!points || count < 0) return CAROM_ERR_INVALID_ARG;
+    for (int i = 0; i < count; ++i) {
+        if (!carom_vec3_is_valid(points[i])) return CAROM_ERR_INVALID_ARG;
+    }
+    if (count < 4) return CAROM_ERR_DEGENERATE;
+
+    double* coords = carom_alloc(sizeof(double) * 3 * (size_t)count);
+    qhT* qh = carom_alloc(sizeof(qhT));
+    if (!coords || !qh) {
+        carom_free(coords);
+        carom_free(qh);
+        return CAROM_ERR_OUT_OF_MEMORY;
+    }
+    // qhull reports degenerate input on its error stream; carom reports it as
+    // a status, so the text goes nowhere. The stream stays open until qhull
+    // is freed, which may still write to it.
+    FILE* sink = fopen("/dev/null", "w");
+    int exitcode = run_qhull(qh, points, count, coords, sink ? sink : stderr);
+    carom_status status;
+    hull_draft draft;
+    memset(&draft, 0, sizeof draft);
+    if (exitcode == qh_ERRmem) {
+        status = CAROM_ERR_OUT_OF_MEMORY;
+    } else if (exitcode != qh_ERRnone) {
+        status = CAROM_ERR_DEGENERATE;  // flat, too few distinct points, or precision
+    } else {
+        status = read_qhull(qh, count, points, &draft);
+    }
+    int curlong, totlong;
+    qh_freeqhull(qh, !qh_ALL);
+    qh_memfreeshort(qh, &curlong, &totlong);
+    if (sink) fclose(sink);
+    carom_free(qh);
+    carom_free(coords);
+
+    if (status == CAROM_OK && draft.vertex_count < 4) status = CAROM_ERR_DEGENERATE;
+    if (status == CAROM_OK) status = pack(hull, &draft);
+    draft_free(&draft);
+    if (status != CAROM_OK) memset(hull, 0, sizeof *hull);
+    return status;
+}
+
+void carom_hull_destroy(carom_hull* hull) {
+    if (!hull) return;
+    carom_free(hull->block);
+    memset(hull, 0, sizeof *hull);
+}

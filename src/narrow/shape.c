@@ -1,0 +1,186 @@
+// Shape constructors, validation, and the public face of the support mapping.
+#include <string.h>
+
+#include "narrow/support.h"
+
+static carom_shape make(carom_shape_type type, float radius) {
+    carom_shape s;
+    memset(&s, 0, sizeof s);
+    s.type = type;
+    s.radius = radius;
+    return s;
+}
+
+carom_shape carom_sphere(float radius) { return make(CAROM_SHAPE_POINT, radius); }
+
+carom_shape carom_point(vec3s p) {
+    carom_shape s = make(CAROM_SHAPE_POINT, 0.0f);
+    s.u.point = p;
+    return s;
+}
+
+carom_shape carom_segment(vec3s a, vec3s b) {
+    carom_shape s = make(CAROM_SHAPE_SEGMENT, 0.0f);
+    s.u.segment.a = a;
+    s.u.segment.b = b;
+    return s;
+}
+
+carom_shape carom_capsule(vec3s a, vec3s b, float radius) {
+    carom_shape s = carom_segment(a, b);
+    s.radius = radius;
+    return s;
+}
+
+carom_shape carom_triangle(vec3s a, vec3s b, vec3s c) {
+    carom_shape s = make(CAROM_SHAPE_TRIANGLE, 0.0f);
+    s.u.triangle.a = a;
+    s.u.triangle.b = b;
+    s.u.triangle.c = c;
+    return s;
+}
+
+carom_shape carom_box(vec3s half_extents) {
+    carom_shape s = make(CAROM_SHAPE_BOX, 0.0f);
+    s.u.half_extents = half_extents;
+    return s;
+}
+
+carom_shape carom_cylinder(float half_height, float radius) {
+    carom_shape s = make(CAROM_SHAPE_CYLINDER, 0.0f);
+    s.u.cylinder.half_height = half_height;
+    s.u.cylinder.radius = radius;
+    return s;
+}
+
+carom_shape carom_cone(float half_height, float radius) {
+    carom_shape s = make(CAROM_SHAPE_CONE, 0.0f);
+    s.u.cone.half_height = half_height;
+    s.u.cone.radius = radius;
+    return s;
+}
+
+carom_shape carom_hull_shape(const carom_hull* hull) {
+    carom_shape s = make(CAROM_SHAPE_HULL, 0.0f);
+    s.u.hull = hull;
+    return s;
+}
+
+carom_shape carom_affine(const carom_shape* child, mat3s linear, vec3s translation) {
+    carom_shape s = make(CAROM_SHAPE_AFFINE, 0.0f);
+    s.u.affine.child = child;
+    s.u.affine.linear = linear;
+    s.u.affine.translation = translation;
+    return s;
+}
+
+carom_shape carom_minkowski_sum(const carom_shape* first, const carom_shape* second) {
+    carom_shape s = make(CAROM_SHAPE_MINKOWSKI_SUM, 0.0f);
+    s.u.pair.first = first;
+    s.u.pair.second = second;
+    return s;
+}
+
+carom_shape carom_convex_hull_of(const carom_shape* first, const carom_shape* second) {
+    carom_shape s = make(CAROM_SHAPE_CONVEX_HULL, 0.0f);
+    s.u.pair.first = first;
+    s.u.pair.second = second;
+    return s;
+}
+
+carom_shape carom_custom(carom_support_fn* fn, const void* user) {
+    carom_shape s = make(CAROM_SHAPE_CUSTOM, 0.0f);
+    s.u.custom.fn = fn;
+    s.u.custom.user = user;
+    return s;
+}
+
+static bool positive_size(float x) { return x > 0.0f && x <= CAROM_MAX_COORDINATE; }
+
+static bool hull_is_built(const carom_hull* h) {
+    return h && h->vertices && h->adjacency_first && h->adjacency && h->vertex_count >= 4;
+}
+
+static bool shape_is_valid(const carom_shape* s, int depth) {
+    // The depth cap also rejects shapes that refer to themselves, which would
+    // otherwise recurse forever in the support mapping.
+    if (!s || depth > CAROM_MAX_SHAPE_DEPTH) return false;
+    if (!(s->radius >= 0.0f && s->radius <= CAROM_MAX_COORDINATE)) return false;
+    switch (s->type) {
+        case CAROM_SHAPE_POINT: return carom_vec3_is_valid(s->u.point);
+        case CAROM_SHAPE_SEGMENT:
+            return carom_vec3_is_valid(s->u.segment.a) && carom_vec3_is_valid(s->u.segment.b);
+        case CAROM_SHAPE_TRIANGLE:
+            return carom_vec3_is_valid(s->u.triangle.a) && carom_vec3_is_valid(s->u.triangle.b) &&
+                   carom_vec3_is_valid(s->u.triangle.c);
+        case CAROM_SHAPE_BOX:
+            return positive_size(s->u.half_extents.x) && positive_size(s->u.half_extents.y) &&
+                   positive_size(s->u.half_extents.z);
+        case CAROM_SHAPE_CYLINDER:
+            return positive_size(s->u.cylinder.half_height) && positive_size(s->u.cylinder.radius);
+        case CAROM_SHAPE_CONE:
+            return positive_size(s->u.cone.half_height) && positive_size(s->u.cone.radius);
+        case CAROM_SHAPE_HULL: return hull_is_built(s->u.hull);
+        case CAROM_SHAPE_AFFINE:
+            for (int c = 0; c < 3; ++c) {
+                if (!carom_vec3_is_valid(s->u.affine.linear.col[c])) return false;
+            }
+            return carom_vec3_is_valid(s->u.affine.translation) &&
+                   shape_is_valid(s->u.affine.child, depth + 1);
+        case CAROM_SHAPE_MINKOWSKI_SUM:
+        case CAROM_SHAPE_CONVEX_HULL:
+            return shape_is_valid(s->u.pair.first, depth + 1) &&
+                   shape_is_valid(s->u.pair.second, depth + 1);
+        case CAROM_SHAPE_CUSTOM: return s->u.custom.fn != NULL;
+        case CAROM_SHAPE_TYPE_COUNT: break;
+    }
+    return false;  // an unknown type tag
+}
+
+bool carom_shape_is_valid(const carom_shape* shape) { return shape_is_valid(shape, 0); }
+
+vec3s carom_support_full(const carom_shape* shape, vec3s d, int hint, int* feature) {
+    vec3s p = carom_support_core(shape, d, hint, feature);
+    if (shape->radius > 0.0f) {
+        float len2 = v3_len2(d);
+        if (len2 > 0.0f) {
+            p = v3_mad(p, d, shape->radius / sqrtf(len2));
+        } else {
+            p.x += shape->radius;
+        }
+    }
+    return p;
+}
+
+vec3s carom_shape_support(const carom_shape* shape, vec3s direction, int* feature) {
+    int f;
+    if (v3_len2(direction) == 0.0f) direction = v3(1.0f, 0.0f, 0.0f);
+    vec3s p = carom_support_full(shape, direction, -1, &f);
+    if (feature) *feature = f;
+    return p;
+}
+
+// The exact box of any convex shape: its supports along the six axis directions
+// of the frame, here given as rows of `axes` in the shape's local frame.
+static carom_aabb aabb_from_supports(const carom_shape* shape, const carom_rot* axes, vec3s offset) {
+    float lo[3], hi[3];
+    int f;
+    for (int i = 0; i < 3; ++i) {
+        vec3s d = axes->row[i];
+        hi[i] = v3_dot(carom_support_full(shape, d, -1, &f), d);
+        lo[i] = v3_dot(carom_support_full(shape, v3_neg(d), -1, &f), d);
+    }
+    carom_aabb box = {v3_add(v3(lo[0], lo[1], lo[2]), offset), v3_add(v3(hi[0], hi[1], hi[2]), offset)};
+    return box;
+}
+
+carom_aabb carom_shape_local_aabb(const carom_shape* shape) {
+    carom_rot identity = {{v3(1, 0, 0), v3(0, 1, 0), v3(0, 0, 1)}};
+    return aabb_from_supports(shape, &identity, v3(0, 0, 0));
+}
+
+carom_aabb carom_shape_aabb(const carom_shape* shape, carom_xform xf) {
+    // World axis i seen in the local frame is row i of the rotation matrix.
+    carom_rot r = carom_rot_from_quat(xf.q);
+    return aabb_from_supports(shape, &r, xf.p);
+}

@@ -1,0 +1,170 @@
+// Support mappings of shape cores, inline so GJK's loop compiles the tagged
+// switch into its body. Directions need not be unit and may be zero.
+#ifndef CAROM_NARROW_SUPPORT_H
+#define CAROM_NARROW_SUPPORT_H
+
+#include "carom/shape.h"
+#include "core/internal.h"
+
+// Hulls up to this many vertices are scanned linearly: below it the scan's
+// straight-line dot products beat hill climbing's data-dependent branches.
+#define CAROM_HULL_SCAN_LIMIT 32
+
+// Support of a hull's vertices; `hint` is where hill climbing starts.
+static inline int hull_support_index(const carom_hull* hull, vec3s d, int hint) {
+    const vec3s* v = hull->vertices;
+    if (hull->vertex_count <= CAROM_HULL_SCAN_LIMIT) {
+        int best = 0;
+        float best_dot = v3_dot(v[0], d);
+        for (int i = 1; i < hull->vertex_count; ++i) {
+            float dot = v3_dot(v[i], d);
+            if (dot > best_dot) best_dot = dot, best = i;
+        }
+        return best;
+    }
+    // A vertex no neighbour of which is further along d is the global
+    // maximum of a linear function over a convex polytope, so climbing ends
+    // at the support. Each step strictly increases the dot, so it cannot
+    // cycle; the step count is bounded by the vertex count regardless.
+    int best = (hint >= 0 && hint < hull->vertex_count) ? hint : 0;
+    float best_dot = v3_dot(v[best], d);
+    for (int steps = 0; steps < hull->vertex_count; ++steps) {
+        int from = best;
+        for (int k = hull->adjacency_first[from]; k < hull->adjacency_first[from + 1]; ++k) {
+            int n = hull->adjacency[k];
+            float dot = v3_dot(v[n], d);
+            if (dot > best_dot) best_dot = dot, best = n;
+        }
+        if (best == from) break;
+    }
+    return best;
+}
+
+vec3s carom_support_full(const carom_shape* shape, vec3s d, int hint, int* feature);
+
+// x -> B x + c for an affine shape (cglm matrices are column-major: mRC is
+// column R, row C).
+static inline vec3s affine_apply(const carom_shape* s, vec3s p) {
+    mat3s m = s->u.affine.linear;
+    return v3(m.m00 * p.x + m.m10 * p.y + m.m20 * p.z + s->u.affine.translation.x,
+              m.m01 * p.x + m.m11 * p.y + m.m21 * p.z + s->u.affine.translation.y,
+              m.m02 * p.x + m.m12 * p.y + m.m22 * p.z + s->u.affine.translation.z);
+}
+
+// Support of the core (radius excluded). `hint` is a feature index from an
+// earlier call on the same shape, or -1.
+CAROM_FORCE_INLINE vec3s carom_support_core(const carom_shape* s, vec3s d, int hint, int* feature) {
+    switch (s->type) {
+        case CAROM_SHAPE_POINT:
+            *feature = 0;
+            return s->u.point;
+        case CAROM_SHAPE_SEGMENT: {
+            bool b = v3_dot(s->u.segment.b, d) > v3_dot(s->u.segment.a, d);
+            *feature = b;
+            return b ? s->u.segment.b : s->u.segment.a;
+        }
+        case CAROM_SHAPE_TRIANGLE: {
+            float da = v3_dot(s->u.triangle.a, d), db = v3_dot(s->u.triangle.b, d),
+                  dc = v3_dot(s->u.triangle.c, d);
+            if (da >= db && da >= dc) return *feature = 0, s->u.triangle.a;
+            if (db >= dc) return *feature = 1, s->u.triangle.b;
+            return *feature = 2, s->u.triangle.c;
+        }
+        case CAROM_SHAPE_BOX: {
+            vec3s h = s->u.half_extents;
+            *feature = (d.x >= 0.0f) | (d.y >= 0.0f) << 1 | (d.z >= 0.0f) << 2;
+            return v3(d.x >= 0.0f ? h.x : -h.x, d.y >= 0.0f ? h.y : -h.y, d.z >= 0.0f ? h.z : -h.z);
+        }
+        case CAROM_SHAPE_CYLINDER: {
+            float r = s->u.cylinder.radius, h = s->u.cylinder.half_height;
+            float len = sqrtf(d.x * d.x + d.y * d.y);
+            float z = d.z >= 0.0f ? h : -h;
+            *feature = -1;
+            if (len > 0.0f) return v3(r * d.x / len, r * d.y / len, z);
+            return v3(0.0f, 0.0f, z);
+        }
+        case CAROM_SHAPE_CONE: {
+            float r = s->u.cone.radius, h = s->u.cone.half_height;
+            float len = sqrtf(d.x * d.x + d.y * d.y);
+            // Apex (0,0,h) against the furthest base rim point.
+            if (d.z * h >= r * len - d.z * h) return *feature = 0, v3(0.0f, 0.0f, h);
+            *feature = -1;
+            if (len > 0.0f) return v3(r * d.x / len, r * d.y / len, -h);
+            return v3(0.0f, 0.0f, -h);  // straight down: the base centre
+        }
+        case CAROM_SHAPE_HULL: {
+            int i = hull_support_index(s->u.hull, d, hint);
+            *feature = i;
+            return s->u.hull->vertices[i];
+        }
+        case CAROM_SHAPE_AFFINE: {
+            // s_T(A)(d) = B s_A(B^T d) + c.
+            mat3s m = s->u.affine.linear;
+            vec3s dt = v3(m.m00 * d.x + m.m01 * d.y + m.m02 * d.z,
+                          m.m10 * d.x + m.m11 * d.y + m.m12 * d.z,
+                          m.m20 * d.x + m.m21 * d.y + m.m22 * d.z);
+            return affine_apply(s, carom_support_full(s->u.affine.child, dt, hint, feature));
+        }
+        case CAROM_SHAPE_MINKOWSKI_SUM: {
+            int fa, fb;
+            vec3s p = v3_add(carom_support_full(s->u.pair.first, d, -1, &fa),
+                             carom_support_full(s->u.pair.second, d, -1, &fb));
+            *feature = -1;
+            return p;
+        }
+        case CAROM_SHAPE_CONVEX_HULL: {
+            int fa, fb;
+            vec3s pa = carom_support_full(s->u.pair.first, d, -1, &fa);
+            vec3s pb = carom_support_full(s->u.pair.second, d, -1, &fb);
+            *feature = -1;
+            return v3_dot(pa, d) >= v3_dot(pb, d) ? pa : pb;
+        }
+        case CAROM_SHAPE_CUSTOM: {
+            vec3s out = v3(0.0f, 0.0f, 0.0f);
+            *feature = s->u.custom.fn(s->u.custom.user, d, &out);
+            return out;
+        }
+        case CAROM_SHAPE_TYPE_COUNT:
+            break;
+    }
+    *feature = -1;
+    return v3(0.0f, 0.0f, 0.0f);
+}
+
+// The core vertex a support call reported as `feature`, at the shape's
+// current size. False when the shape has no such vertex, or the index is out
+// of range (it may come from a stale or garbage cache).
+static inline bool carom_core_vertex(const carom_shape* s, int feature, vec3s* out) {
+    switch (s->type) {
+        case CAROM_SHAPE_POINT:
+            *out = s->u.point;
+            return feature == 0;
+        case CAROM_SHAPE_SEGMENT:
+            *out = feature == 1 ? s->u.segment.b : s->u.segment.a;
+            return feature == 0 || feature == 1;
+        case CAROM_SHAPE_TRIANGLE:
+            *out = feature == 2 ? s->u.triangle.c : (feature == 1 ? s->u.triangle.b : s->u.triangle.a);
+            return feature >= 0 && feature <= 2;
+        case CAROM_SHAPE_BOX: {
+            vec3s h = s->u.half_extents;
+            *out = v3((feature & 1) ? h.x : -h.x, (feature & 2) ? h.y : -h.y, (feature & 4) ? h.z : -h.z);
+            return feature >= 0 && feature <= 7;
+        }
+        case CAROM_SHAPE_HULL:
+            if (feature < 0 || feature >= s->u.hull->vertex_count) return false;
+            *out = s->u.hull->vertices[feature];
+            return true;
+        case CAROM_SHAPE_AFFINE: {
+            // A rounded child's support is not its vertex: no index then.
+            const carom_shape* child = s->u.affine.child;
+            vec3s p;
+            if (child->radius != 0.0f || !carom_core_vertex(child, feature, &p)) return false;
+            *out = affine_apply(s, p);
+            return true;
+        }
+        default:
+            return false;
+    }
+}
+
+#endif

@@ -1,0 +1,214 @@
+// Hull construction: topology, planes, ring order, adjacency, hill-climbing
+// support, degenerate input and allocation failure.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "carom/carom.h"
+#include "core/internal.h"
+#include "mesh_io.h"
+#include "narrow/support.h"
+#include "reference.h"
+
+// Every structural invariant a built hull promises.
+static void check_hull_invariants(const carom_hull* h) {
+    float size = sqrtf(v3_len2(v3_sub(h->bounds.max, h->bounds.min)));
+    float tol = 1e-5f * size;
+    assert_true(h->vertex_count >= 4 && h->face_count >= 4);
+    // Euler: V - E + F = 2 for a convex polytope.
+    assert_int_equal(h->vertex_count - h->edge_count + h->face_count, 2);
+    for (int f = 0; f < h->face_count; ++f) {
+        carom_plane p = h->planes[f];
+        assert_true(fabsf(v3_len2(p.normal) - 1.0f) < 1e-5f);
+        int first = h->face_first[f], n = h->face_first[f + 1] - first;
+        assert_true(n >= 3);
+        for (int i = 0; i < n; ++i) {
+            // On the face's plane, and counter-clockwise seen from outside.
+            vec3s a = h->vertices[h->face_vertices[first + i]];
+            vec3s b = h->vertices[h->face_vertices[first + (i + 1) % n]];
+            vec3s c = h->vertices[h->face_vertices[first + (i + 2) % n]];
+            assert_true(fabsf(v3_dot(p.normal, a) - p.offset) <= tol);
+            assert_true(v3_dot(v3_cross(v3_sub(b, a), v3_sub(c, b)), p.normal) >= -tol * size);
+        }
+        // Every vertex of the hull is behind every face plane.
+        for (int v = 0; v < h->vertex_count; ++v) {
+            assert_true(v3_dot(p.normal, h->vertices[v]) - p.offset <= tol);
+        }
+    }
+    // Adjacency is symmetric, with 2E entries.
+    assert_int_equal(h->adjacency_first[h->vertex_count], 2 * h->edge_count);
+    for (int v = 0; v < h->vertex_count; ++v) {
+        assert_true(h->adjacency_first[v + 1] - h->adjacency_first[v] >= 3);
+        for (int k = h->adjacency_first[v]; k < h->adjacency_first[v + 1]; ++k) {
+            int u = h->adjacency[k];
+            bool back = false;
+            for (int j = h->adjacency_first[u]; j < h->adjacency_first[u + 1]; ++j) back |= h->adjacency[j] == v;
+            assert_true(back);
+        }
+    }
+    for (int e = 0; e < h->edge_direction_count; ++e) {
+        assert_true(fabsf(v3_len2(h->edge_directions[e]) - 1.0f) < 1e-5f);
+    }
+}
+
+static void test_cube_with_interior_points(void** state) {
+    (void)state;
+    vec3s pts[16];
+    int n = 0;
+    for (int i = 0; i < 8; ++i) pts[n++] = v3((i & 1) ? 1.f : -1.f, (i & 2) ? 1.f : -1.f, (i & 4) ? 1.f : -1.f);
+    for (int i = 0; i < 8; ++i) pts[n++] = v3(0.1f * (float)i - 0.4f, 0.05f * (float)i, -0.3f);
+    carom_hull h;
+    assert_int_equal(carom_hull_build(&h, pts, n), CAROM_OK);
+    assert_int_equal(h.vertex_count, 8);
+    assert_int_equal(h.face_count, 6);  // coplanar triangles merged into squares
+    assert_int_equal(h.edge_count, 12);
+    assert_int_equal(h.edge_direction_count, 3);
+    check_hull_invariants(&h);
+    assert_true(fabsf(h.bounding_radius - sqrtf(3.0f)) < 1e-5f);
+    carom_hull_destroy(&h);
+    assert_null(h.vertices);
+    carom_hull_destroy(&h);  // twice is harmless
+    carom_hull_destroy(NULL);
+}
+
+static void test_degenerate_input(void** state) {
+    (void)state;
+    carom_hull h;
+    vec3s flat[5] = {v3(0, 0, 0), v3(1, 0, 0), v3(0, 1, 0), v3(1, 1, 0), v3(0.5f, 0.2f, 0)};
+    assert_int_equal(carom_hull_build(&h, flat, 5), CAROM_ERR_DEGENERATE);
+    assert_null(h.vertices);
+    vec3s line[4] = {v3(0, 0, 0), v3(1, 1, 1), v3(2, 2, 2), v3(3, 3, 3)};
+    assert_int_equal(carom_hull_build(&h, line, 4), CAROM_ERR_DEGENERATE);
+    vec3s same[6] = {v3(1, 2, 3), v3(1, 2, 3), v3(1, 2, 3), v3(1, 2, 3), v3(1, 2, 3), v3(1, 2, 3)};
+    assert_int_equal(carom_hull_build(&h, same, 6), CAROM_ERR_DEGENERATE);
+    assert_int_equal(carom_hull_build(&h, flat, 3), CAROM_ERR_DEGENERATE);
+    assert_int_equal(carom_hull_build(&h, flat, 0), CAROM_ERR_DEGENERATE);
+    assert_int_equal(carom_hull_build(&h, flat, -1), CAROM_ERR_INVALID_ARG);
+    assert_int_equal(carom_hull_build(&h, NULL, 4), CAROM_ERR_INVALID_ARG);
+    assert_int_equal(carom_hull_build(NULL, flat, 4), CAROM_ERR_INVALID_ARG);
+    vec3s nan[4] = {v3(0, 0, 0), v3(1, 0, 0), v3(0, NAN, 0), v3(0, 0, 1)};
+    assert_int_equal(carom_hull_build(&h, nan, 4), CAROM_ERR_INVALID_ARG);
+    vec3s inf[4] = {v3(0, 0, 0), v3(INFINITY, 0, 0), v3(0, 1, 0), v3(0, 0, 1)};
+    assert_int_equal(carom_hull_build(&h, inf, 4), CAROM_ERR_INVALID_ARG);
+    vec3s huge[4] = {v3(0, 0, 0), v3(1e13f, 0, 0), v3(0, 1, 0), v3(0, 0, 1)};
+    assert_int_equal(carom_hull_build(&h, huge, 4), CAROM_ERR_INVALID_ARG);
+
+    // A tetrahedron given with duplicates is fine.
+    vec3s dup[8] = {v3(0, 0, 0), v3(1, 0, 0), v3(0, 1, 0), v3(0, 0, 1),
+                    v3(0, 0, 0), v3(1, 0, 0), v3(0, 1, 0), v3(0, 0, 1)};
+    assert_int_equal(carom_hull_build(&h, dup, 8), CAROM_OK);
+    assert_int_equal(h.vertex_count, 4);
+    assert_int_equal(h.face_count, 4);
+    check_hull_invariants(&h);
+    carom_hull_destroy(&h);
+}
+
+// Allocation failure: fail the n-th allocation for every n the build makes;
+// each must report out-of-memory and leak nothing (cmocka's test_realloc
+// checks leaks at the end of the test).
+static int g_fail_at, g_count;
+static void* failing_realloc(void* ptr, size_t size, void* user) {
+    (void)user;
+    if (!ptr && ++g_count == g_fail_at) return NULL;
+    return test_realloc(ptr, size);
+}
+static void hooked_free(void* ptr, void* user) {
+    (void)user;
+    test_free(ptr);
+}
+
+static void test_out_of_memory(void** state) {
+    (void)state;
+    vec3s pts[20];
+    ref_rng rng = {7};
+    for (int i = 0; i < 20; ++i) {
+        pts[i] = v3((float)ref_rng_uniform(&rng, -1, 1), (float)ref_rng_uniform(&rng, -1, 1),
+                    (float)ref_rng_uniform(&rng, -1, 1));
+    }
+    carom_allocator a = {failing_realloc, hooked_free, NULL};
+    carom_set_allocator(&a);
+    int failures = 0;
+    for (g_fail_at = 1;; ++g_fail_at) {
+        g_count = 0;
+        carom_hull h;
+        carom_status s = carom_hull_build(&h, pts, 20);
+        if (s == CAROM_OK) {
+            carom_hull_destroy(&h);
+            break;
+        }
+        assert_int_equal(s, CAROM_ERR_OUT_OF_MEMORY);
+        assert_null(h.vertices);
+        failures++;
+    }
+    carom_set_allocator(NULL);
+    assert_true(failures >= 5);  // every allocation of the build was tried
+}
+
+// Hill climbing must give the same support value as a linear scan, from
+// any starting vertex.
+static void check_hill_climbing(const carom_hull* h, int directions) {
+    ref_rng rng = {99};
+    for (int i = 0; i < directions; ++i) {
+        vec3s d = v3((float)ref_rng_uniform(&rng, -1, 1), (float)ref_rng_uniform(&rng, -1, 1),
+                     (float)ref_rng_uniform(&rng, -1, 1));
+        int hint = (int)(ref_rng_next(&rng) % (unsigned)h->vertex_count);
+        int k = hull_support_index(h, d, hint);
+        float best = -INFINITY;
+        for (int v = 0; v < h->vertex_count; ++v) best = fmaxf(best, v3_dot(h->vertices[v], d));
+        assert_true(v3_dot(h->vertices[k], d) >= best - 1e-6f * sqrtf(v3_len2(d)) * h->bounding_radius * 4);
+    }
+}
+
+static void test_random_sphere_cloud(void** state) {
+    (void)state;
+    enum { N = 2000 };
+    vec3s* pts = malloc(sizeof(vec3s) * N);
+    ref_rng rng = {2024};
+    for (int i = 0; i < N; ++i) {
+        double q[4];
+        ref_rng_unit_quat(&rng, q);  // a uniform point on the 3-sphere; project
+        vec3s p = v3((float)q[0], (float)q[1], (float)q[2]);
+        pts[i] = v3_scale(p, 1.0f / sqrtf(v3_len2(p)));
+    }
+    carom_hull h;
+    assert_int_equal(carom_hull_build(&h, pts, N), CAROM_OK);
+    assert_true(h.vertex_count > CAROM_HULL_SCAN_LIMIT);
+    check_hull_invariants(&h);
+    check_hill_climbing(&h, 5000);
+    carom_hull_destroy(&h);
+    free(pts);
+}
+
+static void test_real_meshes(void** state) {
+    (void)state;
+    const char* names[] = {"meshes/geosphere.off", "meshes/bunny00.off", "meshes/armadillo.off"};
+    for (int m = 0; m < 3; ++m) {
+        mesh_data mesh;
+        if (mesh_load_named(names[m], &mesh) != 0) {
+            fail_msg("cannot load %s from %s (run scripts/fetch-data.sh)", names[m], mesh_data_dir());
+        }
+        carom_hull h;
+        assert_int_equal(carom_hull_build(&h, (const vec3s*)(const void*)mesh.vertices, mesh.vertex_count),
+                         CAROM_OK);
+        if (m == 0) assert_int_equal(h.vertex_count, 162);
+        check_hull_invariants(&h);
+        check_hill_climbing(&h, 2000);
+        carom_hull_destroy(&h);
+        mesh_free(&mesh);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cube_with_interior_points), cmocka_unit_test(test_degenerate_input),
+        cmocka_unit_test(test_out_of_memory),             cmocka_unit_test(test_random_sphere_cloud),
+        cmocka_unit_test(test_real_meshes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
