@@ -32,6 +32,7 @@ typedef struct gjk_pair {
     carom_rot rot_b;  // B's rotation in A's frame
     vec3s pos_b;      // B's origin in A's frame
     int hint_a, hint_b;
+    bool check_support;  // a user callback is involved: check its output
 } gjk_pair;
 
 static inline float max_f(float a, float b) { return a > b ? a : b; }
@@ -51,14 +52,16 @@ CAROM_FORCE_INLINE int add_support(gjk_simplex* s, gjk_pair* p, vec3s d) {
     return slot;
 }
 
-// The active slots in ascending order; returns how many.
-static inline int active_slots(unsigned mask, int slots[4]) {
-    int n = 0;
-    for (int i = 0; i < 4; ++i) {
-        if (mask & (1u << i)) slots[n++] = i;
-    }
-    return n;
-}
+// The active slots of each mask in ascending order, and their count.
+static const struct {
+    int count;
+    int slot[4];
+} k_slots[16] = {
+    {0, {0, 0, 0, 0}}, {1, {0, 0, 0, 0}}, {1, {1, 0, 0, 0}}, {2, {0, 1, 0, 0}},
+    {1, {2, 0, 0, 0}}, {2, {0, 2, 0, 0}}, {2, {1, 2, 0, 0}}, {3, {0, 1, 2, 0}},
+    {1, {3, 0, 0, 0}}, {2, {0, 3, 0, 0}}, {2, {1, 3, 0, 0}}, {3, {0, 1, 3, 0}},
+    {2, {2, 3, 0, 0}}, {3, {0, 2, 3, 0}}, {3, {1, 2, 3, 0}}, {4, {0, 1, 2, 3}},
+};
 
 // --- closest point of a simplex to the origin ----------------------------------
 //
@@ -136,16 +139,16 @@ static int closest_on_triangle(vec3s a, vec3s b, vec3s c, float w[3]) {
 }
 
 // Keeps slots[i] for each bit i of `region`, with weight w[i].
-static void simplex_keep(gjk_simplex* s, const int* slots, int n, int region, const float* w) {
-    s->mask = 0;
-    s->count = 0;
-    for (int i = 0; i < n; ++i) {
+static void simplex_keep(gjk_simplex* s, const int* slots, int region, const float* w) {
+    unsigned mask = 0;
+    for (int i = 0; i < 3; ++i) {
         if (region & (1 << i)) {
-            s->mask |= 1u << slots[i];
+            mask |= 1u << slots[i];
             s->bary[slots[i]] = w[i];
-            s->count++;
         }
     }
+    s->mask = mask;
+    s->count = k_slots[mask].count;
 }
 
 static float triple(vec3s a, vec3s b, vec3s c) { return v3_dot(a, v3_cross(b, c)); }
@@ -173,7 +176,7 @@ static void solve_tetrahedron(gjk_simplex* s) {
         }
     }
     if (best_face >= 0) {
-        simplex_keep(s, faces[best_face], 3, best_region, best_w);
+        simplex_keep(s, faces[best_face], best_region, best_w);
         return;
     }
     // The origin is inside: weights are the sub-volumes over the volume.
@@ -201,20 +204,17 @@ static vec3s simplex_point(const gjk_simplex* s) {
 // normal off by 1e-2). Projecting onto the edge's or face's own normal keeps
 // the direction accurate to float precision whatever the size.
 static vec3s simplex_solve(gjk_simplex* s) {
-    int slots[4];
-    int n = active_slots(s->mask, slots);
+    const int* slots = k_slots[s->mask].slot;
     float w[3];
-    switch (n) {
+    switch (s->count) {
         case 1: s->bary[slots[0]] = 1.0f; break;
-        case 2: simplex_keep(s, slots, 2, closest_on_segment(s->w[slots[0]], s->w[slots[1]], w), w); break;
-        case 3:
-            simplex_keep(s, slots, 3, closest_on_triangle(s->w[slots[0]], s->w[slots[1]], s->w[slots[2]], w), w);
-            break;
+        case 2: simplex_keep(s, slots, closest_on_segment(s->w[slots[0]], s->w[slots[1]], w), w); break;
+        case 3: simplex_keep(s, slots, closest_on_triangle(s->w[slots[0]], s->w[slots[1]], s->w[slots[2]], w), w); break;
         default: solve_tetrahedron(s); break;
     }
-    n = active_slots(s->mask, slots);
+    slots = k_slots[s->mask].slot;
     vec3s a = s->w[slots[0]];
-    switch (n) {
+    switch (s->count) {
         case 1: return a;
         case 2: {
             // a - ab (ab.a)/|ab|^2, written as ab x (a x ab) / |ab|^2.
@@ -244,25 +244,17 @@ static bool simplex_has_point(const gjk_simplex* s, int slot) {
 
 static bool pair_setup(gjk_pair* pair, carom_rot* rot_a, const carom_shape* a, carom_xform xf_a,
                        const carom_shape* b, carom_xform xf_b, const carom_gjk_cache* cache) {
-    if (!carom_shape_is_valid(a) || !carom_shape_is_valid(b) || !carom_xform_is_valid(xf_a) ||
-        !carom_xform_is_valid(xf_b)) {
-        return false;
-    }
+    int check_a = carom_shape_check(a), check_b = carom_shape_check(b);
+    if (!check_a || !check_b || !carom_xform_is_valid(xf_a) || !carom_xform_is_valid(xf_b)) return false;
+    // B's rotation relative to A is conj(q_a) q_b; the matrix normalises it.
     *rot_a = carom_rot_from_quat(xf_a.q);
-    carom_rot rot_b = carom_rot_from_quat(xf_b.q);
-    // Relative rotation R_a^T R_b, one column of R_b at a time.
-    for (int i = 0; i < 3; ++i) {
-        vec3s col = v3(rot_b.row[0].raw[i], rot_b.row[1].raw[i], rot_b.row[2].raw[i]);
-        vec3s rel = rot_apply_transposed(rot_a, col);
-        pair->rot_b.row[0].raw[i] = rel.x;
-        pair->rot_b.row[1].raw[i] = rel.y;
-        pair->rot_b.row[2].raw[i] = rel.z;
-    }
+    pair->rot_b = carom_rot_from_quat(glms_quat_mul(glms_quat_conjugate(xf_a.q), xf_b.q));
     pair->pos_b = rot_apply_transposed(rot_a, v3_sub(xf_b.p, xf_a.p));
     pair->a = a;
     pair->b = b;
     pair->hint_a = cache && cache->valid ? cache->hint_a : -1;
     pair->hint_b = cache && cache->valid ? cache->hint_b : -1;
+    pair->check_support = check_a == 2 || check_b == 2;
     return true;
 }
 
@@ -369,7 +361,7 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
         int slot = add_support(s, pair, v3_neg(v));
         out.iterations++;
         vec3s w = s->w[slot];
-        if (!carom_vec3_is_valid(s->wa[slot]) || !carom_vec3_is_valid(s->wb[slot])) {
+        if (pair->check_support && (!carom_vec3_is_valid(s->wa[slot]) || !carom_vec3_is_valid(s->wb[slot]))) {
             out.invalid = true;
             break;
         }

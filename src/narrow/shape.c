@@ -101,11 +101,13 @@ static bool hull_is_built(const carom_hull* h) {
     return h && h->vertices && h->adjacency_first && h->adjacency && h->vertex_count >= 4;
 }
 
-static bool shape_is_valid(const carom_shape* s, int depth) {
+// 0 for invalid, 1 for valid, 2 for valid with a user callback somewhere
+// (whose output queries must then check).
+static int shape_check(const carom_shape* s, int depth) {
     // The depth cap also rejects shapes that refer to themselves, which would
     // otherwise recurse forever in the support mapping.
-    if (!s || depth > CAROM_MAX_SHAPE_DEPTH) return false;
-    if (!(s->radius >= 0.0f && s->radius <= CAROM_MAX_COORDINATE)) return false;
+    if (!s || depth > CAROM_MAX_SHAPE_DEPTH) return 0;
+    if (!(s->radius >= 0.0f && s->radius <= CAROM_MAX_COORDINATE)) return 0;
     switch (s->type) {
         case CAROM_SHAPE_POINT: return carom_vec3_is_valid(s->u.point);
         case CAROM_SHAPE_SEGMENT:
@@ -123,21 +125,24 @@ static bool shape_is_valid(const carom_shape* s, int depth) {
         case CAROM_SHAPE_HULL: return hull_is_built(s->u.hull);
         case CAROM_SHAPE_AFFINE:
             for (int c = 0; c < 3; ++c) {
-                if (!carom_vec3_is_valid(s->u.affine.linear.col[c])) return false;
+                if (!carom_vec3_is_valid(s->u.affine.linear.col[c])) return 0;
             }
-            return carom_vec3_is_valid(s->u.affine.translation) &&
-                   shape_is_valid(s->u.affine.child, depth + 1);
+            return carom_vec3_is_valid(s->u.affine.translation) ? shape_check(s->u.affine.child, depth + 1) : 0;
         case CAROM_SHAPE_MINKOWSKI_SUM:
-        case CAROM_SHAPE_CONVEX_HULL:
-            return shape_is_valid(s->u.pair.first, depth + 1) &&
-                   shape_is_valid(s->u.pair.second, depth + 1);
-        case CAROM_SHAPE_CUSTOM: return s->u.custom.fn != NULL;
+        case CAROM_SHAPE_CONVEX_HULL: {
+            int first = shape_check(s->u.pair.first, depth + 1);
+            int second = shape_check(s->u.pair.second, depth + 1);
+            return (first && second) ? (first > second ? first : second) : 0;
+        }
+        case CAROM_SHAPE_CUSTOM: return s->u.custom.fn != NULL ? 2 : 0;
         case CAROM_SHAPE_TYPE_COUNT: break;
     }
-    return false;  // an unknown type tag
+    return 0;  // an unknown type tag
 }
 
-bool carom_shape_is_valid(const carom_shape* shape) { return shape_is_valid(shape, 0); }
+int carom_shape_check(const carom_shape* shape) { return shape_check(shape, 0); }
+
+bool carom_shape_is_valid(const carom_shape* shape) { return shape_check(shape, 0) != 0; }
 
 vec3s carom_support_full(const carom_shape* shape, vec3s d, int hint, int* feature) {
     vec3s p = carom_support_core(shape, d, hint, feature);

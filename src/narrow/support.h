@@ -42,6 +42,10 @@ static inline int hull_support_index(const carom_hull* hull, vec3s d, int hint) 
 
 vec3s carom_support_full(const carom_shape* shape, vec3s d, int hint, int* feature);
 
+// carom_shape_is_valid, telling more: 0 invalid, 1 valid, 2 valid but with a
+// user callback inside, whose support points must be checked for finiteness.
+int carom_shape_check(const carom_shape* shape);
+
 // x -> B x + c for an affine shape (cglm matrices are column-major: mRC is
 // column R, row C).
 static inline vec3s affine_apply(const carom_shape* s, vec3s p) {
