@@ -74,6 +74,15 @@ typedef struct carom_hull {
     vec3s centroid;           ///< mean of the vertices (inside the hull)
     float bounding_radius;    ///< max distance from centroid to a vertex
     carom_aabb bounds;        ///< local bounding box
+    /// Where hill climbing starts: a cube map of 6 faces x 8 x 8 cells, each
+    /// holding the vertex furthest along its cell's centre direction, so a
+    /// climb on a big hull starts within a few edges of its answer.
+    int* start_map;
+    /// The vertices again, structure-of-arrays for vectorised support scans:
+    /// x[0..n4), y[0..n4), z[0..n4) with n4 = vertex_count rounded up to a
+    /// multiple of 4, padded with copies of vertex 0.
+    float* scan;
+    int scan_count;           ///< n4
     void* block;              ///< the single allocation behind every array
 } carom_hull;
 

@@ -16,9 +16,9 @@
 // support point takes a free slot and reducing the simplex clears bits, so
 // no vertex is ever copied inside the loop.
 typedef struct gjk_simplex {
-    vec3s w[4];      // points of the CSO: wa - wb
-    vec3s wa[4];     // support points on A's core
-    vec3s wb[4];     // support points on B's core (in A's frame)
+    f4 w[4];         // points of the CSO: wa - wb
+    f4 wa[4];        // support points on A's core
+    f4 wb[4];        // support points on B's core (in A's frame)
     int ia[4], ib[4];  // feature indices, -1 where the shape has none
     float bary[4];   // barycentric weight of each slot in the closest point
     unsigned mask;
@@ -29,8 +29,8 @@ typedef struct gjk_simplex {
 typedef struct gjk_pair {
     const carom_shape* a;
     const carom_shape* b;
-    carom_rot rot_b;  // B's rotation in A's frame
-    vec3s pos_b;      // B's origin in A's frame
+    f4_rot rot_b;     // B's rotation in A's frame
+    f4 pos_b;         // B's origin in A's frame
     int hint_a, hint_b;
     bool check_support;  // a user callback is involved: check its output
 } gjk_pair;
@@ -38,15 +38,15 @@ typedef struct gjk_pair {
 static inline float max_f(float a, float b) { return a > b ? a : b; }
 
 // Adds the support point of the core CSO along d to a free slot; returns it.
-CAROM_FORCE_INLINE int add_support(gjk_simplex* s, gjk_pair* p, vec3s d) {
+CAROM_FORCE_INLINE int add_support(gjk_simplex* s, gjk_pair* p, f4 d) {
     int slot = __builtin_ctz(~s->mask);
     int fa, fb;
-    vec3s wa = carom_support_core(p->a, d, p->hint_a, &fa);
-    vec3s db = rot_apply_transposed(&p->rot_b, v3_neg(d));
-    vec3s wb = v3_add(rot_apply(&p->rot_b, carom_support_core(p->b, db, p->hint_b, &fb)), p->pos_b);
+    f4 wa = carom_support_core4(p->a, d, p->hint_a, &fa);
+    f4 db = f4_rot_apply_transposed(&p->rot_b, -d);
+    f4 wb = f4_rot_apply(&p->rot_b, carom_support_core4(p->b, db, p->hint_b, &fb)) + p->pos_b;
     s->wa[slot] = wa;
     s->wb[slot] = wb;
-    s->w[slot] = v3_sub(wa, wb);
+    s->w[slot] = wa - wb;
     s->ia[slot] = p->hint_a = fa;
     s->ib[slot] = p->hint_b = fb;
     return slot;
@@ -70,23 +70,23 @@ static const struct {
 // region), with barycentric weights. The region tests are those of Ericson,
 // "Real-Time Collision Detection", 5.1.
 
-static int closest_on_segment(vec3s a, vec3s b, float w[2]) {
-    vec3s ab = v3_sub(b, a);
-    float len2 = v3_len2(ab);
-    float t = len2 > 0.0f ? -v3_dot(a, ab) / len2 : 0.0f;
+static int closest_on_segment(f4 a, f4 b, float w[2]) {
+    f4 ab = (b - a);
+    float len2 = f4_len2(ab);
+    float t = len2 > 0.0f ? -f4_dot(a, ab) / len2 : 0.0f;
     if (t <= 0.0f) return w[0] = 1.0f, w[1] = 0.0f, 1;
     if (t >= 1.0f) return w[0] = 0.0f, w[1] = 1.0f, 2;
     w[0] = 1.0f - t, w[1] = t;
     return 3;
 }
 
-static float weighted_len2(vec3s a, vec3s b, vec3s c, const float w[3]) {
-    return v3_len2(v3_add(v3_add(v3_scale(a, w[0]), v3_scale(b, w[1])), v3_scale(c, w[2])));
+static float weighted_len2(f4 a, f4 b, f4 c, const float w[3]) {
+    return f4_len2((((a * w[0]) + (b * w[1])) + (c * w[2])));
 }
 
 // A degenerate (zero-area) triangle: the best of its edges.
-static int closest_on_flat_triangle(vec3s a, vec3s b, vec3s c, float w[3]) {
-    vec3s p[3] = {a, b, c};
+static int closest_on_flat_triangle(f4 a, f4 b, f4 c, float w[3]) {
+    f4 p[3] = {a, b, c};
     static const int edges[3][2] = {{0, 1}, {1, 2}, {0, 2}};
     float best = FLT_MAX;
     int best_mask = 1;
@@ -105,19 +105,19 @@ static int closest_on_flat_triangle(vec3s a, vec3s b, vec3s c, float w[3]) {
     return best_mask;
 }
 
-static int closest_on_triangle(vec3s a, vec3s b, vec3s c, float w[3]) {
-    vec3s ab = v3_sub(b, a), ac = v3_sub(c, a);
+static int closest_on_triangle(f4 a, f4 b, f4 c, float w[3]) {
+    f4 ab = (b - a), ac = (c - a);
     w[0] = w[1] = w[2] = 0.0f;
-    float d1 = -v3_dot(ab, a), d2 = -v3_dot(ac, a);
+    float d1 = -f4_dot(ab, a), d2 = -f4_dot(ac, a);
     if (d1 <= 0.0f && d2 <= 0.0f) return w[0] = 1.0f, 1;
-    float d3 = -v3_dot(ab, b), d4 = -v3_dot(ac, b);
+    float d3 = -f4_dot(ab, b), d4 = -f4_dot(ac, b);
     if (d3 >= 0.0f && d4 <= d3) return w[1] = 1.0f, 2;
     float vc = d1 * d4 - d3 * d2;
     if (vc <= 0.0f && d1 >= 0.0f && d3 <= 0.0f) {
         float t = d1 / (d1 - d3);
         return w[0] = 1.0f - t, w[1] = t, 3;
     }
-    float d5 = -v3_dot(ab, c), d6 = -v3_dot(ac, c);
+    float d5 = -f4_dot(ab, c), d6 = -f4_dot(ac, c);
     if (d6 >= 0.0f && d5 <= d6) return w[2] = 1.0f, 4;
     float vb = d5 * d2 - d1 * d6;
     if (vb <= 0.0f && d2 >= 0.0f && d6 <= 0.0f) {
@@ -151,19 +151,19 @@ static void simplex_keep(gjk_simplex* s, const int* slots, int region, const flo
     s->count = k_slots[mask].count;
 }
 
-static float triple(vec3s a, vec3s b, vec3s c) { return v3_dot(a, v3_cross(b, c)); }
+static float triple(f4 a, f4 b, f4 c) { return f4_dot(a, f4_cross(b, c)); }
 
 static void solve_tetrahedron(gjk_simplex* s) {
     // Faces as positions in the slot list; the fourth entry is the opposite vertex.
     static const int faces[4][4] = {{0, 1, 2, 3}, {0, 2, 3, 1}, {0, 3, 1, 2}, {1, 3, 2, 0}};
-    const vec3s* p = s->w;  // a full simplex occupies slots 0..3 in order
+    const f4* p = s->w;  // a full simplex occupies slots 0..3 in order
     float best_d2 = FLT_MAX, best_w[3] = {0.0f, 0.0f, 0.0f};
     int best_face = -1, best_region = 0;
     for (int f = 0; f < 4; ++f) {
-        vec3s p0 = p[faces[f][0]], p1 = p[faces[f][1]], p2 = p[faces[f][2]];
-        vec3s n = v3_cross(v3_sub(p1, p0), v3_sub(p2, p0));
-        float side_origin = -v3_dot(n, p0);
-        float side_opposite = v3_dot(n, v3_sub(p[faces[f][3]], p0));
+        f4 p0 = p[faces[f][0]], p1 = p[faces[f][1]], p2 = p[faces[f][2]];
+        f4 n = f4_cross((p1 - p0), (p2 - p0));
+        float side_origin = -f4_dot(n, p0);
+        float side_opposite = f4_dot(n, (p[faces[f][3]] - p0));
         // Outside when the origin and the opposite vertex lie on different
         // sides; a flat tetrahedron (side_opposite == 0) tests every face.
         if (side_origin * side_opposite > 0.0f) continue;
@@ -180,18 +180,18 @@ static void solve_tetrahedron(gjk_simplex* s) {
         return;
     }
     // The origin is inside: weights are the sub-volumes over the volume.
-    vec3s a = p[0], b = p[1], c = p[2], d = p[3];
-    float inv = 1.0f / triple(v3_sub(b, a), v3_sub(c, a), v3_sub(d, a));
-    s->bary[1] = triple(v3_neg(a), v3_sub(c, a), v3_sub(d, a)) * inv;
-    s->bary[2] = triple(v3_sub(b, a), v3_neg(a), v3_sub(d, a)) * inv;
-    s->bary[3] = triple(v3_sub(b, a), v3_sub(c, a), v3_neg(a)) * inv;
+    f4 a = p[0], b = p[1], c = p[2], d = p[3];
+    float inv = 1.0f / triple((b - a), (c - a), (d - a));
+    s->bary[1] = triple((-a), (c - a), (d - a)) * inv;
+    s->bary[2] = triple((b - a), (-a), (d - a)) * inv;
+    s->bary[3] = triple((b - a), (c - a), (-a)) * inv;
     s->bary[0] = 1.0f - s->bary[1] - s->bary[2] - s->bary[3];
 }
 
-static vec3s simplex_point(const gjk_simplex* s) {
-    vec3s p = v3(0.0f, 0.0f, 0.0f);
+static f4 simplex_point(const gjk_simplex* s) {
+    f4 p = f4_zero();
     for (int i = 0; i < 4; ++i) {
-        if (s->mask & (1u << i)) p = v3_mad(p, s->w[i], s->bary[i]);
+        if (s->mask & (1u << i)) p = (p + s->w[i] * s->bary[i]);
     }
     return p;
 }
@@ -203,7 +203,7 @@ static vec3s simplex_point(const gjk_simplex* s) {
 // that loses its direction to rounding (a 100-unit face 1e-3 away gives a
 // normal off by 1e-2). Projecting onto the edge's or face's own normal keeps
 // the direction accurate to float precision whatever the size.
-static vec3s simplex_solve(gjk_simplex* s) {
+static f4 simplex_solve(gjk_simplex* s) {
     const int* slots = k_slots[s->mask].slot;
     float w[3];
     switch (s->count) {
@@ -213,43 +213,68 @@ static vec3s simplex_solve(gjk_simplex* s) {
         default: solve_tetrahedron(s); break;
     }
     slots = k_slots[s->mask].slot;
-    vec3s a = s->w[slots[0]];
+    f4 a = s->w[slots[0]];
     switch (s->count) {
         case 1: return a;
         case 2: {
             // a - ab (ab.a)/|ab|^2, written as ab x (a x ab) / |ab|^2.
-            vec3s ab = v3_sub(s->w[slots[1]], a);
-            float len2 = v3_len2(ab);
-            return len2 > 0.0f ? v3_scale(v3_cross(ab, v3_cross(a, ab)), 1.0f / len2) : a;
+            f4 ab = (s->w[slots[1]] - a);
+            float len2 = f4_len2(ab);
+            return len2 > 0.0f ? (f4_cross(ab, f4_cross(a, ab)) * 1.0f / len2) : a;
         }
         case 3: {
-            vec3s nrm = v3_cross(v3_sub(s->w[slots[1]], a), v3_sub(s->w[slots[2]], a));
-            float len2 = v3_len2(nrm);
-            return len2 > 0.0f ? v3_scale(nrm, v3_dot(nrm, a) / len2) : simplex_point(s);
+            f4 nrm = f4_cross((s->w[slots[1]] - a), (s->w[slots[2]] - a));
+            float len2 = f4_len2(nrm);
+            return len2 > 0.0f ? (nrm * f4_dot(nrm, a) / len2) : simplex_point(s);
         }
-        default: return v3(0.0f, 0.0f, 0.0f);
+        default: return f4_zero();
     }
 }
 
 static bool simplex_has_point(const gjk_simplex* s, int slot) {
-    vec3s q = s->w[slot];
+    f4 q = s->w[slot];
     for (int i = 0; i < 4; ++i) {
         if (i == slot || !(s->mask & (1u << i))) continue;
-        if (s->w[i].x == q.x && s->w[i].y == q.y && s->w[i].z == q.z) return true;
+        if (f4_equal3(s->w[i], q)) return true;
     }
     return false;
 }
 
 // --- query set-up and the per-pair cache ----------------------------------------
 
-static bool pair_setup(gjk_pair* pair, carom_rot* rot_a, const carom_shape* a, carom_xform xf_a,
-                       const carom_shape* b, carom_xform xf_b, const carom_gjk_cache* cache) {
+// B's pose in A's frame: rotation conj(q_a) q_b as a matrix, and position
+// conj(q_a) (p_b - p_a) q_a. Quaternions are normalised on the way, since
+// queries accept them off unit length within CAROM_QUAT_TOLERANCE.
+static void relative_pose(gjk_pair* pair, carom_xform xf_a, carom_xform xf_b) {
+    versors qa = xf_a.q, qb = xf_b.q;
+    float ax = -qa.x, ay = -qa.y, az = -qa.z, aw = qa.w;  // conj(q_a)
+    float x = aw * qb.x + ax * qb.w + ay * qb.z - az * qb.y;
+    float y = aw * qb.y - ax * qb.z + ay * qb.w + az * qb.x;
+    float z = aw * qb.z + ax * qb.y - ay * qb.x + az * qb.w;
+    float w = aw * qb.w - ax * qb.x - ay * qb.y - az * qb.z;
+    float s = 2.0f / (x * x + y * y + z * z + w * w);
+    float xx = x * x * s, yy = y * y * s, zz = z * z * s;
+    float xy = x * y * s, xz = x * z * s, yz = y * z * s;
+    float wx = w * x * s, wy = w * y * s, wz = w * z * s;
+    f4_rot* r = &pair->rot_b;
+    r->row[0] = f4_make(1.0f - yy - zz, xy - wz, xz + wy);
+    r->row[1] = f4_make(xy + wz, 1.0f - xx - zz, yz - wx);
+    r->row[2] = f4_make(xz - wy, yz + wx, 1.0f - xx - yy);
+    r->col[0] = f4_make(r->row[0][0], r->row[1][0], r->row[2][0]);
+    r->col[1] = f4_make(r->row[0][1], r->row[1][1], r->row[2][1]);
+    r->col[2] = f4_make(r->row[0][2], r->row[1][2], r->row[2][2]);
+    // q d q* = (w^2 - u.u) d + 2 (u.d) u + 2 w (u x d), over |q|^2.
+    f4 d = f4_from(xf_b.p) - f4_from(xf_a.p), u = f4_make(ax, ay, az);
+    float n = aw * aw + f4_len2(u);
+    pair->pos_b = (d * (aw * aw - f4_len2(u)) + u * (2.0f * f4_dot(u, d)) + f4_cross(u, d) * (2.0f * aw)) * (1.0f / n);
+}
+
+// Validates the inputs and puts B in A's frame.
+static bool pair_setup(gjk_pair* pair, const carom_shape* a, carom_xform xf_a, const carom_shape* b,
+                       carom_xform xf_b, const carom_gjk_cache* cache) {
     int check_a = carom_shape_check(a), check_b = carom_shape_check(b);
     if (!check_a || !check_b || !carom_xform_is_valid(xf_a) || !carom_xform_is_valid(xf_b)) return false;
-    // B's rotation relative to A is conj(q_a) q_b; the matrix normalises it.
-    *rot_a = carom_rot_from_quat(xf_a.q);
-    pair->rot_b = carom_rot_from_quat(glms_quat_mul(glms_quat_conjugate(xf_a.q), xf_b.q));
-    pair->pos_b = rot_apply_transposed(rot_a, v3_sub(xf_b.p, xf_a.p));
+    relative_pose(pair, xf_a, xf_b);
     pair->a = a;
     pair->b = b;
     pair->hint_a = cache && cache->valid ? cache->hint_a : -1;
@@ -260,12 +285,11 @@ static bool pair_setup(gjk_pair* pair, carom_rot* rot_a, const carom_shape* a, c
 
 // The first search direction: the cached axis when there is a usable one,
 // otherwise from B's origin towards A's.
-static vec3s initial_axis(const gjk_pair* pair, const carom_gjk_cache* cache) {
+static f4 initial_axis(const gjk_pair* pair, const carom_gjk_cache* cache) {
     if (cache && cache->valid && carom_vec3_is_valid(cache->axis) && v3_len2(cache->axis) > 0.0f) {
-        return cache->axis;
+        return f4_from(cache->axis);
     }
-    vec3s axis = v3_neg(pair->pos_b);
-    return v3_len2(axis) > 0.0f ? axis : v3(1.0f, 0.0f, 0.0f);
+    return f4_len2(pair->pos_b) > 0.0f ? -pair->pos_b : f4_make(1.0f, 0.0f, 0.0f);
 }
 
 // Rebuilds the cached simplex at the current poses from its vertex indices:
@@ -274,23 +298,24 @@ static vec3s initial_axis(const gjk_pair* pair, const carom_gjk_cache* cache) {
 static bool simplex_from_cache(const gjk_pair* pair, const carom_gjk_cache* cache, gjk_simplex* s) {
     if (!cache || !cache->valid || cache->count < 1 || cache->count > 4) return false;
     for (int i = 0; i < cache->count; ++i) {
-        vec3s b;
+        vec3s va, vb;
         s->ia[i] = cache->index_a[i];
         s->ib[i] = cache->index_b[i];
-        if (!carom_core_vertex(pair->a, s->ia[i], &s->wa[i]) || !carom_core_vertex(pair->b, s->ib[i], &b)) {
+        if (!carom_core_vertex(pair->a, s->ia[i], &va) || !carom_core_vertex(pair->b, s->ib[i], &vb)) {
             return false;
         }
-        s->wb[i] = v3_add(rot_apply(&pair->rot_b, b), pair->pos_b);
-        s->w[i] = v3_sub(s->wa[i], s->wb[i]);
+        s->wa[i] = f4_from(va);
+        s->wb[i] = f4_rot_apply(&pair->rot_b, f4_from(vb)) + pair->pos_b;
+        s->w[i] = s->wa[i] - s->wb[i];
     }
     s->count = cache->count;
     s->mask = (1u << cache->count) - 1u;
     return true;
 }
 
-static void cache_store(carom_gjk_cache* cache, vec3s axis, const gjk_pair* pair, const gjk_simplex* s) {
+static void cache_store(carom_gjk_cache* cache, f4 axis, const gjk_pair* pair, const gjk_simplex* s) {
     if (!cache) return;
-    if (v3_len2(axis) > 0.0f) cache->axis = axis;
+    if (f4_len2(axis) > 0.0f) cache->axis = f4_to(axis);
     cache->hint_a = pair->hint_a;
     cache->hint_b = pair->hint_b;
     int n = 0;
@@ -309,7 +334,7 @@ static void cache_store(carom_gjk_cache* cache, vec3s axis, const gjk_pair* pair
 static float simplex_scale2(const gjk_simplex* s) {
     float m = 0.0f;
     for (int i = 0; i < 4; ++i) {
-        if (s->mask & (1u << i)) m = max_f(m, v3_len2(s->w[i]));
+        if (s->mask & (1u << i)) m = max_f(m, f4_len2(s->w[i]));
     }
     return m;
 }
@@ -318,7 +343,7 @@ static float simplex_scale2(const gjk_simplex* s) {
 
 // Result of the core loop, before radii and frames.
 typedef struct gjk_outcome {
-    vec3s v;          // closest point of the core CSO found, or the last axis
+    f4 v;             // closest point of the core CSO found, or the last axis
     float scale2;     // largest |w|^2 seen: the size tolerances are relative to
     int iterations;
     bool cores_touch; // cores overlap or are within stop_radius + touch tolerance
@@ -334,12 +359,12 @@ typedef struct gjk_outcome {
 // tolerance.
 static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_simplex* s, float stop_radius,
                              bool stop_on_axis) {
-    gjk_outcome out = {v3(0.0f, 0.0f, 0.0f), 0.0f, 0, false, false, false, false};
-    vec3s v;
+    gjk_outcome out = {f4_zero(), 0.0f, 0, false, false, false, false};
+    f4 v;
     float vv;
     if (simplex_from_cache(pair, cache, s)) {
         v = simplex_solve(s);
-        vv = v3_len2(v);
+        vv = f4_len2(v);
         out.scale2 = simplex_scale2(s);
         float touch = stop_radius + CAROM_GJK_TOUCH_TOLERANCE * sqrtf(out.scale2);
         if (s->count == 4 || vv <= touch * touch) {
@@ -353,21 +378,23 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
         v = initial_axis(pair, cache);
         vv = FLT_MAX;  // v is a direction, not yet a point of the CSO
     }
+    const float stop2 = stop_radius * stop_radius;
     for (;;) {
         if (out.iterations == CAROM_GJK_MAX_ITERATIONS) {
             out.hit_cap = true;
             break;
         }
-        int slot = add_support(s, pair, v3_neg(v));
+        int slot = add_support(s, pair, -v);
         out.iterations++;
-        vec3s w = s->w[slot];
-        if (pair->check_support && (!carom_vec3_is_valid(s->wa[slot]) || !carom_vec3_is_valid(s->wb[slot]))) {
+        f4 w = s->w[slot];
+        if (pair->check_support &&
+            (!carom_vec3_is_valid(f4_to(s->wa[slot])) || !carom_vec3_is_valid(f4_to(s->wb[slot])))) {
             out.invalid = true;
             break;
         }
-        out.scale2 = max_f(out.scale2, v3_len2(w));
-        float vw = v3_dot(v, w);
-        if (stop_on_axis && vw > 0.0f && vw * vw > stop_radius * stop_radius * v3_len2(v)) {
+        out.scale2 = max_f(out.scale2, f4_len2(w));
+        float vw = f4_dot(v, w);
+        if (stop_on_axis && vw > 0.0f && vw * vw > stop2 * f4_len2(v)) {
             // The plane through w normal to v separates the origin from the
             // core CSO by vw/|v|, more than the radii: apart.
             out.separated = true;
@@ -378,16 +405,18 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
             // stop when the gap is within the tolerance, relative to |v| and
             // to float rounding of v.w at the scale of the shapes.
             float gap = vv - vw - CAROM_GJK_RELATIVE_TOLERANCE * vv;
-            float rounding = 8.0f * FLT_EPSILON;
+            const float rounding = 8.0f * FLT_EPSILON;
             if (gap <= 0.0f || gap * gap <= rounding * rounding * vv * out.scale2) break;
             if (simplex_has_point(s, slot)) break;  // no new support: converged
         }
         s->mask |= 1u << slot;
         s->count++;
-        vec3s v_new = simplex_solve(s);
-        float vv_new = v3_len2(v_new);
-        float touch = stop_radius + CAROM_GJK_TOUCH_TOLERANCE * sqrtf(out.scale2);
-        if (s->count == 4 || vv_new <= touch * touch) {
+        f4 v_new = simplex_solve(s);
+        float vv_new = f4_len2(v_new);
+        // (r + t)^2 with t = tol * sqrt(scale2), without the square root.
+        const float tol = CAROM_GJK_TOUCH_TOLERANCE;
+        float touch2 = stop2 + tol * tol * out.scale2 + (stop_radius > 0.0f ? 2.0f * stop_radius * tol * sqrtf(out.scale2) : 0.0f);
+        if (s->count == 4 || vv_new <= touch2) {
             v = v_new;
             out.cores_touch = true;
             break;
@@ -402,12 +431,12 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
     return out;
 }
 
-static void closest_points(const gjk_simplex* s, vec3s* pa, vec3s* pb) {
-    *pa = *pb = v3(0.0f, 0.0f, 0.0f);
+static void closest_points(const gjk_simplex* s, f4* pa, f4* pb) {
+    *pa = *pb = f4_zero();
     for (int i = 0; i < 4; ++i) {
         if (!(s->mask & (1u << i))) continue;
-        *pa = v3_mad(*pa, s->wa[i], s->bary[i]);
-        *pb = v3_mad(*pb, s->wb[i], s->bary[i]);
+        *pa += s->wa[i] * s->bary[i];
+        *pb += s->wb[i] * s->bary[i];
     }
 }
 
@@ -430,8 +459,7 @@ carom_distance_result carom_gjk_distance(const carom_shape* a, carom_xform xf_a,
     carom_distance_result r;
     memset(&r, 0, sizeof r);
     gjk_pair pair;
-    carom_rot rot_a;
-    if (!pair_setup(&pair, &rot_a, a, xf_a, b, xf_b, cache)) {
+    if (!pair_setup(&pair, a, xf_a, b, xf_b, cache)) {
         r.state = CAROM_INVALID_INPUT;
         return r;
     }
@@ -446,27 +474,28 @@ carom_distance_result carom_gjk_distance(const carom_shape* a, carom_xform xf_a,
     r.state = g.hit_cap ? CAROM_MAX_ITERATIONS : CAROM_DONE;
     cache_store(cache, g.v, &pair, &s);
 
-    vec3s pa, pb;
+    f4 pa, pb;
     closest_points(&s, &pa, &pb);
+    carom_rot rot_a = carom_rot_from_quat(xf_a.q);
     r.witness_a = witness_of(&s, s.ia);
     r.witness_b = witness_of(&s, s.ib);
-    float core_distance = sqrtf(v3_len2(g.v));
+    float core_distance = sqrtf(f4_len2(g.v));
     float touch = CAROM_GJK_TOUCH_TOLERANCE * sqrtf(g.scale2);
     if (g.cores_touch || core_distance - radius <= touch) {
         // Overlapping: one point inside both (the cores' common point, or the
         // midpoint between core witnesses when only the radii overlap).
         r.overlap = true;
-        pa = pb = v3_scale(v3_add(pa, pb), 0.5f);
+        pa = pb = (pa + pb) * 0.5f;
     } else {
         // v = pa - pb, so A-to-B is -v.
-        vec3s n = v3_scale(g.v, -1.0f / core_distance);
-        pa = v3_mad(pa, n, a->radius);
-        pb = v3_mad(pb, n, -b->radius);
+        f4 n = g.v * (-1.0f / core_distance);
+        pa += n * a->radius;
+        pb -= n * b->radius;
         r.distance = core_distance - radius;
-        r.normal = rot_apply(&rot_a, n);
+        r.normal = rot_apply(&rot_a, f4_to(n));
     }
-    r.point_a = v3_add(rot_apply(&rot_a, pa), xf_a.p);
-    r.point_b = v3_add(rot_apply(&rot_a, pb), xf_a.p);
+    r.point_a = v3_add(rot_apply(&rot_a, f4_to(pa)), xf_a.p);
+    r.point_b = v3_add(rot_apply(&rot_a, f4_to(pb)), xf_a.p);
     return r;
 }
 
@@ -474,8 +503,7 @@ carom_intersect_result carom_gjk_intersect(const carom_shape* a, carom_xform xf_
                                            carom_xform xf_b, carom_gjk_cache* cache) {
     carom_intersect_result r = {false, 0, CAROM_DONE};
     gjk_pair pair;
-    carom_rot rot_a;
-    if (!pair_setup(&pair, &rot_a, a, xf_a, b, xf_b, cache)) {
+    if (!pair_setup(&pair, a, xf_a, b, xf_b, cache)) {
         r.state = CAROM_INVALID_INPUT;
         return r;
     }
@@ -487,14 +515,15 @@ carom_intersect_result carom_gjk_intersect(const carom_shape* a, carom_xform xf_
         return r;
     }
     r.iterations = g.iterations;
-    // Converging without a proof either way (rounding can hide the plane
-    // when faces are large next to the gap) decides by the distance
-    // estimate, as carom_gjk_distance does; hitting the cap unproven is
-    // reported as overlap, the conservative answer.
-    float touch = CAROM_GJK_TOUCH_TOLERANCE * sqrtf(g.scale2);
-    bool near = sqrtf(v3_len2(g.v)) - radius <= touch;
-    r.overlap = !g.separated && (g.cores_touch || g.hit_cap || near);
     r.state = g.hit_cap ? CAROM_MAX_ITERATIONS : CAROM_DONE;
+    if (!g.separated) {
+        // Converging without a proof either way (rounding can hide the plane
+        // when faces are large next to the gap) decides by the distance
+        // estimate, as carom_gjk_distance does; hitting the cap unproven is
+        // reported as overlap, the conservative answer.
+        float touch = CAROM_GJK_TOUCH_TOLERANCE * sqrtf(g.scale2);
+        r.overlap = g.cores_touch || g.hit_cap || sqrtf(f4_len2(g.v)) - radius <= touch;
+    }
     cache_store(cache, g.v, &pair, &s);
     return r;
 }

@@ -7,8 +7,7 @@
 
 #include <libqhull_r/qhull_ra.h>
 
-#include "core/internal.h"
-#include "carom/shape.h"
+#include "narrow/support.h"
 
 // Edge directions closer than this (1 - |cos|) are one direction for SAT.
 #define EDGE_PARALLEL_TOLERANCE 1e-6f
@@ -170,12 +169,14 @@ static vec3s canonical_direction(vec3s d) {
 // Packs the draft into the hull's single block.
 static carom_status pack(carom_hull* hull, const hull_draft* d) {
     size_t nv = (size_t)d->vertex_count, nf = (size_t)d->face_count, ne = (size_t)d->edge_count;
-    size_t sizes[7] = {align16(sizeof(vec3s) * nv),      align16(sizeof(carom_plane) * nf),
+    size_t n4 = (nv + 3u) & ~(size_t)3u;
+    size_t sizes[9] = {align16(sizeof(vec3s) * nv),      align16(sizeof(carom_plane) * nf),
                        align16(sizeof(int) * (nf + 1)),  align16(sizeof(int) * (size_t)d->face_vertex_total),
                        align16(sizeof(vec3s) * ne),      align16(sizeof(int) * (nv + 1)),
-                       align16(sizeof(int) * 2 * ne)};
+                       align16(sizeof(int) * 2 * ne),    align16(sizeof(float) * 3 * n4),
+                       align16(sizeof(int) * CAROM_HULL_START_CELLS)};
     size_t total = 0;
-    for (int i = 0; i < 7; ++i) total += sizes[i];
+    for (int i = 0; i < 9; ++i) total += sizes[i];
     char* block = carom_alloc(total);
     if (!block) return CAROM_ERR_OUT_OF_MEMORY;
     memset(block, 0, total);
@@ -187,12 +188,19 @@ static carom_status pack(carom_hull* hull, const hull_draft* d) {
     hull->face_vertices = (int*)(void*)at, at += sizes[3];
     hull->edge_directions = (vec3s*)(void*)at, at += sizes[4];
     hull->adjacency_first = (int*)(void*)at, at += sizes[5];
-    hull->adjacency = (int*)(void*)at;
+    hull->adjacency = (int*)(void*)at, at += sizes[6];
+    hull->scan = (float*)(void*)at, at += sizes[7];
+    hull->scan_count = (int)n4;
+    hull->start_map = (int*)(void*)at;
 
     hull->vertex_count = d->vertex_count;
     hull->face_count = d->face_count;
     hull->edge_count = d->edge_count;
     memcpy(hull->vertices, d->vertices, sizeof(vec3s) * nv);
+    for (size_t i = 0; i < n4; ++i) {
+        vec3s v = d->vertices[i < nv ? i : 0];
+        hull->scan[i] = v.x, hull->scan[n4 + i] = v.y, hull->scan[2 * n4 + i] = v.z;
+    }
     memcpy(hull->planes, d->planes, sizeof(carom_plane) * nf);
     memcpy(hull->face_first, d->face_first, sizeof(int) * (nf + 1));
     memcpy(hull->face_vertices, d->face_vertices, sizeof(int) * (size_t)d->face_vertex_total);
@@ -241,6 +249,14 @@ static carom_status pack(carom_hull* hull, const hull_draft* d) {
     for (size_t v = 0; v < nv; ++v) r2 = fmaxf(r2, v3_len2(v3_sub(hull->vertices[v], hull->centroid)));
     hull->bounding_radius = sqrtf(r2);
     hull->bounds = (carom_aabb){lo, hi};
+    for (int cell = 0; cell < CAROM_HULL_START_CELLS; ++cell) {
+        vec3s dir = carom_hull_cell_direction(cell);
+        int best = 0;
+        for (size_t v = 1; v < nv; ++v) {
+            if (v3_dot(hull->vertices[v], dir) > v3_dot(hull->vertices[best], dir)) best = (int)v;
+        }
+        hull->start_map[cell] = best;
+    }
     return CAROM_OK;
 }
 

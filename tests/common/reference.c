@@ -94,29 +94,6 @@ static double pt_seg_sq(const double p[3], const double a[3], const double b[3],
     return v_dist2(p, q);
 }
 
-/* The only interior candidate of a triangle for a point: p's projection onto
- * the plane, valid only when it falls inside (boundary included). Returns
- * INFINITY otherwise; the edges supply the remaining candidates. */
-static double pt_face_sq(const double p[3], const double* const t[3], const double n[3], double nn, double q[3])
-{
-    if (!(nn > 0.0))
-        return INFINITY;
-    double ap[3];
-    v_sub(ap, p, t[0]);
-    double h = v_dot(ap, n) / nn;
-    for (int k = 0; k < 3; k++)
-        q[k] = p[k] - h * n[k];
-    for (int k = 0; k < 3; k++) {
-        double e[3], w[3], c[3];
-        v_sub(e, t[(k + 1) % 3], t[k]);
-        v_sub(w, q, t[k]);
-        v_cross(c, e, w);
-        if (v_dot(c, n) < 0.0)
-            return INFINITY;
-    }
-    return v_dist2(p, q);
-}
-
 /* Candidates for two segments: each endpoint against the other segment (the
  * boundary of the parameter square), plus the single critical point of the
  * two lines when it lies inside both. Parallel lines have no unique critical
@@ -202,10 +179,47 @@ static void tri_ref_init(tri_ref* t, const double* a, const double* b, const dou
     t->lb = 0.0;
 }
 
-/* Where segment p0-p1 crosses triangle t's plane inside (or on the boundary
- * of) the triangle. A segment lying in the plane is left to the distance
- * candidates, which then find 0 up to rounding. */
-static int seg_crosses_tri(const double p0[3], const double p1[3], const tri_ref* t, double x[3])
+/* Where x lies over triangle t, seen along t's normal: when inside
+ * (boundary included), writes the triangle's point under x as a convex
+ * combination of its corners. Built that way the point is on the triangle
+ * even for a sliver whose normal is mostly rounding noise, so candidates made
+ * from it stay genuine. The weights are signed areas; they sum to |n|^2. */
+static int point_over(const tri_ref* t, const double x[3], double q[3])
+{
+    if (!(t->nn > 0.0))
+        return 0;
+    double lam[3], sum = 0.0;
+    for (int k = 0; k < 3; k++) {
+        double e[3], w[3], c[3];
+        v_sub(e, t->v[(k + 2) % 3], t->v[(k + 1) % 3]);
+        v_sub(w, x, t->v[(k + 1) % 3]);
+        v_cross(c, e, w);
+        lam[k] = v_dot(c, t->n); /* corner k's weight: the area opposite it */
+        if (lam[k] < 0.0)
+            return 0;
+        sum += lam[k];
+    }
+    if (!(sum > 0.0))
+        return 0;
+    for (int i = 0; i < 3; i++)
+        q[i] = (lam[0] * t->v[0][i] + lam[1] * t->v[1][i] + lam[2] * t->v[2][i]) / sum;
+    return 1;
+}
+
+/* The only interior candidate of a triangle for a point: the point of the
+ * face straight under p, when there is one. INFINITY otherwise; the edges
+ * supply the remaining candidates. */
+static double pt_face_sq(const double p[3], const tri_ref* t, double q[3])
+{
+    return point_over(t, p, q) ? v_dist2(p, q) : INFINITY;
+}
+
+/* Where segment p0-p1 crosses triangle t's plane over the triangle: x on the
+ * segment, q on the triangle. They agree up to rounding, and are then made
+ * exactly equal, unless t is a sliver whose plane is too ill-defined to say;
+ * the pair is an honest candidate either way. A segment lying in the plane
+ * is left to the other candidates, which then find 0 up to rounding. */
+static int edge_crossing(const double p0[3], const double p1[3], const tri_ref* t, double x[3], double q[3])
 {
     if (!(t->nn > 0.0))
         return 0;
@@ -216,15 +230,23 @@ static int seg_crosses_tri(const double p0[3], const double p1[3], const tri_ref
     if ((h0 > 0.0 && h1 > 0.0) || (h0 < 0.0 && h1 < 0.0) || h0 == h1)
         return 0;
     v_lerp(x, p0, p1, h0 / (h0 - h1));
-    for (int k = 0; k < 3; k++) {
-        double e[3], w[3], c[3];
-        v_sub(e, t->v[(k + 1) % 3], t->v[k]);
-        v_sub(w, x, t->v[k]);
-        v_cross(c, e, w);
-        if (v_dot(c, t->n) < 0.0)
-            return 0;
-    }
+    if (!point_over(t, x, q))
+        return 0;
+    double rounding = 1e-12 * (fabs(x[0]) + fabs(x[1]) + fabs(x[2]) + t->r);
+    if (v_dist2(x, q) <= rounding * rounding)
+        v_copy(q, x);
     return 1;
+}
+
+/* Keeps the pair (p, q) if it beats the best so far. */
+static void offer(double* best, const double p[3], const double q[3], double pa[3], double pb[3])
+{
+    double d = v_dist2(p, q);
+    if (d < *best) {
+        *best = d;
+        v_copy(pa, p);
+        v_copy(pb, q);
+    }
 }
 
 /* Squared distance between two triangles. They intersect iff an edge of one
@@ -232,42 +254,31 @@ static int seg_crosses_tri(const double p0[3], const double p1[3], const tri_ref
  * on an edge). Otherwise the closest pair has a point on an edge of one or
  * the other; its partner is on an edge (edge-edge) or inside a face
  * (vertex-face: an edge point closest to a face interior can slide to a
- * vertex). So 9 edge pairs and 6 vertex-face projections are complete. */
+ * vertex). So 6 crossings, 9 edge pairs and 6 vertex-face candidates are
+ * complete. */
 static double tri_tri_sq(const tri_ref* a, const tri_ref* b, double pa[3], double pb[3])
 {
-    double x[3];
-    for (int k = 0; k < 3; k++) {
-        if (seg_crosses_tri(a->v[k], a->v[(k + 1) % 3], b, x) ||
-            seg_crosses_tri(b->v[k], b->v[(k + 1) % 3], a, x)) {
-            v_copy(pa, x);
-            v_copy(pb, x);
-            return 0.0;
-        }
-    }
     double best = INFINITY, p[3], q[3];
+    offer(&best, a->v[0], b->v[0], pa, pb); /* any genuine pair starts it */
+    for (int k = 0; k < 3; k++) {
+        if (edge_crossing(a->v[k], a->v[(k + 1) % 3], b, p, q))
+            offer(&best, p, q, pa, pb);
+        if (edge_crossing(b->v[k], b->v[(k + 1) % 3], a, q, p))
+            offer(&best, p, q, pa, pb);
+        if (best == 0.0)
+            return 0.0;
+    }
     for (int i = 0; i < 3; i++) {
         for (int j = 0; j < 3; j++) {
-            double d = seg_seg_sq(a->v[i], a->v[(i + 1) % 3], b->v[j], b->v[(j + 1) % 3], p, q);
-            if (d < best) {
-                best = d;
-                v_copy(pa, p);
-                v_copy(pb, q);
-            }
+            seg_seg_sq(a->v[i], a->v[(i + 1) % 3], b->v[j], b->v[(j + 1) % 3], p, q);
+            offer(&best, p, q, pa, pb);
         }
     }
     for (int k = 0; k < 3; k++) {
-        double d = pt_face_sq(a->v[k], b->v, b->n, b->nn, q);
-        if (d < best) {
-            best = d;
-            v_copy(pa, a->v[k]);
-            v_copy(pb, q);
-        }
-        d = pt_face_sq(b->v[k], a->v, a->n, a->nn, p);
-        if (d < best) {
-            best = d;
-            v_copy(pa, p);
-            v_copy(pb, b->v[k]);
-        }
+        if (point_over(b, a->v[k], q))
+            offer(&best, a->v[k], q, pa, pb);
+        if (point_over(a, b->v[k], p))
+            offer(&best, p, b->v[k], pa, pb);
     }
     return best;
 }
@@ -296,7 +307,7 @@ double ref_point_triangle(const double p[3], const double a[3], const double b[3
             v_copy(r, q);
         }
     }
-    double d = pt_face_sq(p, t.v, t.n, t.nn, q);
+    double d = pt_face_sq(p, &t, q);
     if (d < best) {
         best = d;
         v_copy(r, q);

@@ -1,0 +1,59 @@
+// A four-lane float vector for the hot loops (GJK and support mappings),
+// through GCC/clang vector extensions: one register per point where vec3s
+// (a union with an array) costs three scalars and shuffles at every call.
+// Lane 3 is kept zero, so dot products and lengths need not mask it.
+#ifndef CAROM_SIMD_H
+#define CAROM_SIMD_H
+
+#include <stdint.h>
+
+#include "core/internal.h"
+
+typedef float f4 __attribute__((vector_size(16)));
+typedef int32_t i4 __attribute__((vector_size(16)));
+
+static inline f4 f4_make(float x, float y, float z) { return (f4){x, y, z, 0.0f}; }
+static inline f4 f4_from(vec3s v) { return (f4){v.x, v.y, v.z, 0.0f}; }
+static inline vec3s f4_to(f4 v) { return v3(v[0], v[1], v[2]); }
+static inline f4 f4_zero(void) { return (f4){0.0f, 0.0f, 0.0f, 0.0f}; }
+static inline float f4_dot(f4 a, f4 b) {
+    f4 m = a * b;
+    return m[0] + m[1] + m[2];
+}
+static inline float f4_len2(f4 a) { return f4_dot(a, a); }
+static inline f4 f4_cross(f4 a, f4 b) {
+    f4 a1 = __builtin_shufflevector(a, a, 1, 2, 0, 3);
+    f4 b1 = __builtin_shufflevector(b, b, 1, 2, 0, 3);
+    f4 c = a * b1 - a1 * b;
+    return __builtin_shufflevector(c, c, 1, 2, 0, 3);
+}
+// |x| with the sign of s, lane by lane.
+static inline f4 f4_copysign(f4 x, f4 s) {
+    const i4 sign = (i4)(f4){-0.0f, -0.0f, -0.0f, -0.0f};
+    return (f4)(((i4)x & ~sign) | ((i4)s & sign));
+}
+static inline bool f4_equal3(f4 a, f4 b) { return a[0] == b[0] && a[1] == b[1] && a[2] == b[2]; }
+
+// A rotation kept both ways round, so that R v and R^T v are each three
+// broadcast multiply-adds.
+typedef struct f4_rot {
+    f4 col[3];  // columns of R
+    f4 row[3];  // rows of R (columns of R^T)
+} f4_rot;
+
+static inline f4 f4_rot_apply(const f4_rot* r, f4 v) {
+    return r->col[0] * v[0] + r->col[1] * v[1] + r->col[2] * v[2];
+}
+static inline f4 f4_rot_apply_transposed(const f4_rot* r, f4 v) {
+    return r->row[0] * v[0] + r->row[1] * v[1] + r->row[2] * v[2];
+}
+static inline f4_rot f4_rot_from(const carom_rot* m) {
+    f4_rot r;
+    for (int i = 0; i < 3; ++i) {
+        r.row[i] = f4_from(m->row[i]);
+        r.col[i] = f4_make(m->row[0].raw[i], m->row[1].raw[i], m->row[2].raw[i]);
+    }
+    return r;
+}
+
+#endif
