@@ -103,8 +103,12 @@ CAROM_API carom_xform carom_xform_identity(void);
 /// (any nonzero length; a zero axis gives no rotation).
 CAROM_API carom_xform carom_xform_make(vec3s position, vec3s axis, float angle);
 
-/// Maps a point from the pose's local frame to the world: q * v + p.
+/// Maps a point from the pose's local frame to the world: q * v + p. The
+/// quaternion is normalised first, so it may be off unit length.
 CAROM_API vec3s carom_xform_point(carom_xform xf, vec3s v);
+
+/// Rotates a direction from the pose's local frame to the world: q * v.
+CAROM_API vec3s carom_xform_vector(carom_xform xf, vec3s v);
 
 /// True when `xf` has finite components within `CAROM_MAX_COORDINATE` and a
 /// quaternion within `CAROM_QUAT_TOLERANCE` of unit length.

@@ -15,9 +15,11 @@ carom_xform carom_xform_make(vec3s position, vec3s axis, float angle) {
     return xf;
 }
 
-vec3s carom_xform_point(carom_xform xf, vec3s v) {
+vec3s carom_xform_point(carom_xform xf, vec3s v) { return v3_add(carom_xform_vector(xf, v), xf.p); }
+
+vec3s carom_xform_vector(carom_xform xf, vec3s v) {
     carom_rot r = carom_rot_from_quat(xf.q);
-    return v3_add(rot_apply(&r, v), xf.p);
+    return rot_apply(&r, v);
 }
 
 bool carom_xform_is_valid(carom_xform xf) {

@@ -454,44 +454,50 @@ static carom_witness witness_of(const gjk_simplex* s, const int* features) {
 
 // --- the queries ------------------------------------------------------------------------
 
+// Validates the inputs, runs the core loop and writes the cache. The
+// simplex and outcome are meaningful unless CAROM_INVALID_INPUT is returned.
+static carom_query_state run_gjk(const carom_shape* a, carom_xform xf_a, const carom_shape* b, carom_xform xf_b,
+                                 carom_gjk_cache* cache, bool stop_on_axis, gjk_simplex* s, gjk_outcome* g) {
+    gjk_pair pair;
+    if (!pair_setup(&pair, a, xf_a, b, xf_b, cache)) return CAROM_INVALID_INPUT;
+    *g = gjk_cores(&pair, cache, s, a->radius + b->radius, stop_on_axis);
+    if (g->invalid) return CAROM_INVALID_INPUT;
+    cache_store(cache, g->v, &pair, s);
+    return g->hit_cap ? CAROM_MAX_ITERATIONS : CAROM_DONE;
+}
+
+// Shapes whose cores are within the radii plus the touch tolerance overlap.
+// Both queries decide by this, so they always agree.
+static bool outcome_overlaps(const gjk_outcome* g, float radius) {
+    return g->cores_touch || sqrtf(f4_len2(g->v)) - radius <= CAROM_GJK_TOUCH_TOLERANCE * sqrtf(g->scale2);
+}
+
 carom_distance_result carom_gjk_distance(const carom_shape* a, carom_xform xf_a, const carom_shape* b,
                                          carom_xform xf_b, carom_gjk_cache* cache) {
     carom_distance_result r;
     memset(&r, 0, sizeof r);
-    gjk_pair pair;
-    if (!pair_setup(&pair, a, xf_a, b, xf_b, cache)) {
-        r.state = CAROM_INVALID_INPUT;
-        return r;
-    }
-    float radius = a->radius + b->radius;
     gjk_simplex s;
-    gjk_outcome g = gjk_cores(&pair, cache, &s, radius, false);
-    if (g.invalid) {
-        r.state = CAROM_INVALID_INPUT;
-        return r;
-    }
+    gjk_outcome g;
+    r.state = run_gjk(a, xf_a, b, xf_b, cache, false, &s, &g);
+    if (r.state == CAROM_INVALID_INPUT) return r;
     r.iterations = g.iterations;
-    r.state = g.hit_cap ? CAROM_MAX_ITERATIONS : CAROM_DONE;
-    cache_store(cache, g.v, &pair, &s);
-
+    r.witness_a = witness_of(&s, s.ia);
+    r.witness_b = witness_of(&s, s.ib);
     f4 pa, pb;
     closest_points(&s, &pa, &pb);
     carom_rot rot_a = carom_rot_from_quat(xf_a.q);
-    r.witness_a = witness_of(&s, s.ia);
-    r.witness_b = witness_of(&s, s.ib);
-    float core_distance = sqrtf(f4_len2(g.v));
-    float touch = CAROM_GJK_TOUCH_TOLERANCE * sqrtf(g.scale2);
-    if (g.cores_touch || core_distance - radius <= touch) {
-        // Overlapping: one point inside both (the cores' common point, or the
-        // midpoint between core witnesses when only the radii overlap).
+    if (outcome_overlaps(&g, a->radius + b->radius)) {
+        // One point inside both: the cores' common point, or the midpoint
+        // between core witnesses when only the radii overlap.
         r.overlap = true;
         pa = pb = (pa + pb) * 0.5f;
     } else {
         // v = pa - pb, so A-to-B is -v.
+        float core_distance = sqrtf(f4_len2(g.v));
         f4 n = g.v * (-1.0f / core_distance);
         pa += n * a->radius;
         pb -= n * b->radius;
-        r.distance = core_distance - radius;
+        r.distance = core_distance - (a->radius + b->radius);
         r.normal = rot_apply(&rot_a, f4_to(n));
     }
     r.point_a = v3_add(rot_apply(&rot_a, f4_to(pa)), xf_a.p);
@@ -502,28 +508,14 @@ carom_distance_result carom_gjk_distance(const carom_shape* a, carom_xform xf_a,
 carom_intersect_result carom_gjk_intersect(const carom_shape* a, carom_xform xf_a, const carom_shape* b,
                                            carom_xform xf_b, carom_gjk_cache* cache) {
     carom_intersect_result r = {false, 0, CAROM_DONE};
-    gjk_pair pair;
-    if (!pair_setup(&pair, a, xf_a, b, xf_b, cache)) {
-        r.state = CAROM_INVALID_INPUT;
-        return r;
-    }
-    float radius = a->radius + b->radius;
     gjk_simplex s;
-    gjk_outcome g = gjk_cores(&pair, cache, &s, radius, true);
-    if (g.invalid) {
-        r.state = CAROM_INVALID_INPUT;
-        return r;
-    }
+    gjk_outcome g;
+    r.state = run_gjk(a, xf_a, b, xf_b, cache, true, &s, &g);
+    if (r.state == CAROM_INVALID_INPUT) return r;
     r.iterations = g.iterations;
-    r.state = g.hit_cap ? CAROM_MAX_ITERATIONS : CAROM_DONE;
-    if (!g.separated) {
-        // Converging without a proof either way (rounding can hide the plane
-        // when faces are large next to the gap) decides by the distance
-        // estimate, as carom_gjk_distance does; hitting the cap unproven is
-        // reported as overlap, the conservative answer.
-        float touch = CAROM_GJK_TOUCH_TOLERANCE * sqrtf(g.scale2);
-        r.overlap = g.cores_touch || g.hit_cap || sqrtf(f4_len2(g.v)) - radius <= touch;
-    }
-    cache_store(cache, g.v, &pair, &s);
+    // Without a separating plane the distance estimate decides (rounding can
+    // hide the plane when faces are large next to the gap); hitting the cap
+    // unproven is reported as overlap, the conservative answer.
+    r.overlap = !g.separated && (g.hit_cap || outcome_overlaps(&g, a->radius + b->radius));
     return r;
 }
