@@ -19,7 +19,7 @@ $(BUILD)/release/Makefile:
 	cmake -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=Release -DCAROM_DATA_DIR=$(CURDIR)/$(BUILD)/data >/dev/null
 
 demo: deps $(BUILD)/release/Makefile
-	@cmake --build $(BUILD)/release -j $(JOBS) --target carom_tool
+	@cmake --build $(BUILD)/release -j $(JOBS) --target carom_tool -- --no-print-directory
 	@$(BUILD)/release/tools/carom
 
 test:

@@ -46,19 +46,29 @@ static int run_default_scene(void) {
         {"hull (14 points)", carom_hull_shape(&hull)},
     };
     int count = (int)(sizeof shapes / sizeof shapes[0]);
+    // Each pair at two poses of B: apart, and pushed halfway in.
     carom_xform xa = carom_xform_make((vec3s){{0, 0, 0}}, (vec3s){{0, 0, 1}}, 0.3f);
-    printf("%-22s %-22s %8s %5s %4s  %-27s %s\n", "A", "B", "distance", "hit", "it", "point on A", "point on B");
+    vec3s offsets[2] = {{{1.6f, 0.3f, 0.2f}}, {{0.8f, 0.15f, 0.1f}}};
+    printf("%-22s %-22s %-5s %8s %-8s %3s  %-27s %s\n", "A", "B", "pose", "distance", "overlap", "it", "point on A",
+           "point on B");
     for (int i = 0; i < count; ++i) {
         for (int j = i; j < count; ++j) {
-            carom_xform xb = carom_xform_make((vec3s){{1.6f, 0.3f, 0.2f}}, (vec3s){{1, 1, 0}}, 0.7f);
-            carom_distance_result d = carom_gjk_distance(&shapes[i].shape, xa, &shapes[j].shape, xb, NULL);
-            carom_intersect_result x = carom_gjk_intersect(&shapes[i].shape, xa, &shapes[j].shape, xb, NULL);
-            printf("%-22s %-22s %8.5f %5s %4d  ", shapes[i].name, shapes[j].name, (double)d.distance,
-                   x.overlap ? "yes" : "no", d.iterations);
-            print_vec(d.point_a);
-            printf(" ");
-            print_vec(d.point_b);
-            printf("\n");
+            for (int k = 0; k < 2; ++k) {
+                carom_xform xb = carom_xform_make(offsets[k], (vec3s){{1, 1, 0}}, 0.7f);
+                carom_distance_result d = carom_gjk_distance(&shapes[i].shape, xa, &shapes[j].shape, xb, NULL);
+                carom_intersect_result x = carom_gjk_intersect(&shapes[i].shape, xa, &shapes[j].shape, xb, NULL);
+                if (d.state != CAROM_DONE || x.state != CAROM_DONE) {
+                    fprintf(stderr, "carom: query failed: %s\n", carom_query_state_string(d.state));
+                    carom_hull_destroy(&hull);
+                    return 1;
+                }
+                printf("%-22s %-22s %-5s %8.5f %-8s %3d  ", k ? "" : shapes[i].name, k ? "" : shapes[j].name,
+                       k ? "near" : "far", (double)d.distance, x.overlap ? "yes" : "no", d.iterations);
+                print_vec(d.point_a);
+                printf(" ");
+                print_vec(d.point_b);
+                printf("\n");
+            }
         }
     }
 
