@@ -15,10 +15,11 @@ deps:
 data:
 	@bash scripts/fetch-data.sh $(CURDIR)/$(BUILD)/data
 
-$(BUILD)/release/Makefile:
-	cmake -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=Release -DCAROM_DATA_DIR=$(CURDIR)/$(BUILD)/data >/dev/null
-
-demo: deps $(BUILD)/release/Makefile
+# One recipe, in order: install, configure (once), build, run.
+demo:
+	@bash scripts/install-deps.sh build
+	@[ -f $(BUILD)/release/Makefile ] || cmake -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=Release \
+		-DCAROM_DATA_DIR=$(CURDIR)/$(BUILD)/data >/dev/null
 	@cmake --build $(BUILD)/release -j $(JOBS) --target carom_tool -- --no-print-directory
 	@$(BUILD)/release/tools/carom
 

@@ -19,7 +19,7 @@ cd "$work"
 echo "fetch-data: downloading libcgal-demo and assimp-testmodels"
 if ! apt-get download -qq libcgal-demo assimp-testmodels >/dev/null 2>&1; then
     # Stale or empty package lists on a fresh machine: refresh and try once more.
-    sudo=(); [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null 2>&1 && sudo=(sudo)
+    sudo=(); [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null 2>&1 && sudo=(sudo -n)
     "${sudo[@]}" apt-get update -qq || true
     if ! apt-get download -qq libcgal-demo assimp-testmodels >/dev/null 2>&1; then
         echo "fetch-data: apt-get download failed; is a Debian mirror reachable?" >&2

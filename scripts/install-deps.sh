@@ -2,12 +2,12 @@
 # Installs the Debian packages carom needs for one purpose, and only those
 # missing. Quiet when everything is present; a clear message when it cannot.
 #   scripts/install-deps.sh build   compiler, CMake, cglm, stb, cmocka, qhull, assimp
-#   scripts/install-deps.sh test    build + clang, sanitizer runtimes, valgrind
+#   scripts/install-deps.sh test    build + clang and valgrind (gcc brings ASan/UBSan)
 #   scripts/install-deps.sh bench   build + the peers: libccd, FCL, Bullet
 set -euo pipefail
 
 build=(build-essential cmake pkg-config libcglm-dev libstb-dev libcmocka-dev libqhull-dev libassimp-dev)
-test=(clang libclang-rt-14-dev valgrind)
+test=(clang valgrind)
 bench=(g++ libccd-dev libfcl-dev libbullet-dev)
 
 want=("${build[@]}")
@@ -30,8 +30,9 @@ done
 echo "install-deps: installing ${missing[*]}"
 sudo=()
 if [[ $(id -u) -ne 0 ]]; then
-    if command -v sudo >/dev/null 2>&1; then sudo=(sudo); else
-        echo "install-deps: missing packages (${missing[*]}) and not root; install them with apt-get" >&2
+    # -n: fail at once rather than wait for a password nobody will type.
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo=(sudo -n); else
+        echo "install-deps: missing packages (${missing[*]}); run as root or install them with apt-get" >&2
         exit 1
     fi
 fi

@@ -16,7 +16,7 @@ cmake -S "$root" -B "$build/test-gcc" -DCMAKE_BUILD_TYPE=Debug -DCAROM_SANITIZE=
 cmake --build "$build/test-gcc" -j "$jobs" -- --no-print-directory
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-ctest --test-dir "$build/test-gcc" --output-on-failure
+(cd "$build/test-gcc" && ctest --output-on-failure)
 
 echo "== clang, valgrind"
 # Debian 12's valgrind 3.19 cannot read clang 14's default DWARF 5.

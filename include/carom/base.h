@@ -69,11 +69,11 @@ typedef enum carom_query_state {
 /// `CAROM_INVALID_INPUT`.
 #define CAROM_QUAT_TOLERANCE 1e-2f
 
-/// The largest magnitude accepted for any coordinate or size. Beyond it the
-/// products GJK forms (up to cubes of coordinates) would overflow float, so
-/// queries report `CAROM_INVALID_INPUT` rather than compute garbage. Note
-/// that float spacing near 1e9 is 64 units: far from the origin the caller's
-/// own inputs carry little precision.
+/// The largest magnitude accepted for any coordinate or size; beyond it
+/// queries report `CAROM_INVALID_INPUT`. Squares of coordinates must stay
+/// well inside float's range for the queries' tolerances to mean anything.
+/// Note that float spacing near 1e9 is 64 units: far from the origin the
+/// caller's own inputs carry little precision.
 #define CAROM_MAX_COORDINATE 1e12f
 
 /// A rigid pose: rotate by `q` (unit quaternion), then translate by `p`.
@@ -123,8 +123,9 @@ CAROM_API const char* carom_status_string(carom_status status);
 /// A short English name for a query state ("done", ...). Never NULL.
 CAROM_API const char* carom_query_state_string(carom_query_state state);
 
-/// Memory hooks. Every allocation carom makes, including stb_ds growth, goes
-/// through them. `realloc_fn(NULL, n, user)` allocates; `realloc_fn(p, n,
+/// Memory hooks. Every allocation carom makes goes through them; the one
+/// exception is qhull's own scratch memory during carom_hull_build, which
+/// comes from the C library and is freed before the build returns. `realloc_fn(NULL, n, user)` allocates; `realloc_fn(p, n,
 /// user)` resizes; both return memory aligned to at least 16 bytes, or NULL
 /// on failure. `free_fn(NULL, user)` must be harmless.
 typedef struct carom_allocator {

@@ -21,14 +21,19 @@ CAROM_EXTERN_C_BEGIN
 /// the shapes and their separation.
 #define CAROM_GJK_RELATIVE_TOLERANCE 1e-5f
 
-/// Cores closer than this fraction of their size (the largest support point
-/// magnitude seen, dimensionless) count as touching: distance 0, overlap.
+/// Surfaces closer than this fraction of the pair's scale count as touching:
+/// distance 0, overlap. The scale is fixed by the shapes and the pose (the
+/// sum of the shapes' extents and the distance between their origins; for
+/// user callbacks, the largest support point seen), so both queries decide
+/// touching pairs alike.
 #define CAROM_GJK_TOUCH_TOLERANCE 1e-6f
 
 /// Per-pair memory that lets GJK start where the last query ended. Owned by
 /// the caller, one per shape pair and order; zero-initialise it (`{0}`) before
-/// first use. Reusing it for a different pair is harmless but wasteful, and a
-/// cache holding garbage is ignored field by field, never trusted.
+/// first use. A cache from another pair, or holding garbage, never changes an
+/// answer beyond the tolerances above: indices out of range are ignored,
+/// repeated points dropped, and a start that stalls is restarted from
+/// scratch. It only costs iterations.
 ///
 /// For shapes whose support points carry vertex indices (points, segments,
 /// triangles, boxes, hulls, and affine images of those without radius) the
@@ -72,14 +77,18 @@ typedef struct carom_distance_result {
 ///
 /// When the shapes overlap (their surfaces are within the touch tolerance or
 /// interpenetrate) `distance` is 0, `overlap` is true, `normal` is zero, and
-/// `point_a == point_b` is a point in both shapes when the cores overlap, or
-/// the midpoint of the core witnesses when only the radii overlap. Penetration
-/// depth is a separate query.
+/// `point_a == point_b` is a point in both shapes (to the tolerances).
+/// Penetration depth is a separate query.
+///
+/// Sizes and distances between about 1e-12 and 1e11 units are handled alike
+/// (the solver rescales internally); accuracy is relative to the pair's
+/// scale.
 ///
 /// `cache` may be NULL; otherwise it is read as a warm start and written.
 /// States: CAROM_DONE; CAROM_INVALID_INPUT (NULL shape, invalid shape or
-/// pose, or a custom support returning non-finite points); and
-/// CAROM_MAX_ITERATIONS (best answer so far, an upper bound).
+/// pose, or a support point that is not finite: a callback returning NaN, or
+/// affine maps whose products overflow float); and CAROM_MAX_ITERATIONS (the
+/// cap was hit: best answer so far, an upper bound).
 CAROM_API carom_distance_result carom_gjk_distance(const carom_shape* a, carom_xform xf_a,
                                                    const carom_shape* b, carom_xform xf_b,
                                                    carom_gjk_cache* cache);

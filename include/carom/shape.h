@@ -86,9 +86,11 @@ typedef struct carom_hull {
     void* block;              ///< the single allocation behind every array
 } carom_hull;
 
-/// Builds the convex hull of `count` points (copied, not kept). Coplanar
-/// facets are merged into polygons. Tolerance: points within about 1e-6 of
-/// the cloud's extent from a face are treated as on it.
+/// Builds the convex hull of `count` points (copied, not kept), with qhull's
+/// default precision handling: facets coplanar to within rounding (about
+/// 1e-15 of the cloud's extent, in double) are merged into polygons, and
+/// points that close to a face count as on it. Noisier input keeps its
+/// small facets; merge it first if fewer faces are wanted.
 ///
 /// Returns CAROM_OK; CAROM_ERR_INVALID_ARG when `hull` or `points` is NULL,
 /// count < 0, or a coordinate is NaN, infinite or beyond

@@ -32,6 +32,10 @@ static inline f4 f4_copysign(f4 x, f4 s) {
     const i4 sign = (i4)(f4){-0.0f, -0.0f, -0.0f, -0.0f};
     return (f4)(((i4)x & ~sign) | ((i4)s & sign));
 }
+static inline f4 f4_select(i4 mask, f4 a, f4 b) { return (f4)(((i4)a & mask) | ((i4)b & ~mask)); }
+static inline f4 f4_abs(f4 a) { return (f4)((i4)a & ~(i4)(f4){-0.0f, -0.0f, -0.0f, -0.0f}); }
+static inline f4 f4_max(f4 a, f4 b) { return f4_select(a > b, a, b); }
+static inline float f4_max3(f4 a) { return a[0] > a[1] ? (a[0] > a[2] ? a[0] : a[2]) : (a[1] > a[2] ? a[1] : a[2]); }
 static inline bool f4_equal3(f4 a, f4 b) { return a[0] == b[0] && a[1] == b[1] && a[2] == b[2]; }
 
 // A rotation kept both ways round, so that R v and R^T v are each three

@@ -32,7 +32,10 @@ typedef struct gjk_pair {
     f4_rot rot_b;     // B's rotation in A's frame
     f4 pos_b;         // B's origin in A's frame
     int hint_a, hint_b;
-    bool check_support;  // a user callback is involved: check its output
+    // |w| is at most this for every CSO point, so tolerances relative to it
+    // do not depend on the path GJK took (0: unknown, use the largest |w|
+    // seen). Both queries must agree on touching pairs.
+    float scale;
 } gjk_pair;
 
 static inline float max_f(float a, float b) { return a > b ? a : b; }
@@ -68,21 +71,21 @@ static const struct {
 // The closest-point functions take points and return a bit mask over their
 // arguments of the vertices that carry the closest point (its Voronoi
 // region), with barycentric weights. The region tests are those of Ericson,
-// "Real-Time Collision Detection", 5.1.
+// "Real-Time Collision Detection", 5.1, with every division guarded: repeated
+// points (a stale cache, a degenerate triangle shape) make zero denominators.
+
+static inline float ratio_or_zero(float num, float den) { return den > 0.0f ? num / den : 0.0f; }
 
 static int closest_on_segment(f4 a, f4 b, float w[2]) {
-    f4 ab = (b - a);
-    float len2 = f4_len2(ab);
-    float t = len2 > 0.0f ? -f4_dot(a, ab) / len2 : 0.0f;
+    f4 ab = b - a;
+    float t = ratio_or_zero(-f4_dot(a, ab), f4_len2(ab));
     if (t <= 0.0f) return w[0] = 1.0f, w[1] = 0.0f, 1;
     if (t >= 1.0f) return w[0] = 0.0f, w[1] = 1.0f, 2;
     w[0] = 1.0f - t, w[1] = t;
     return 3;
 }
 
-static float weighted_len2(f4 a, f4 b, f4 c, const float w[3]) {
-    return f4_len2((((a * w[0]) + (b * w[1])) + (c * w[2])));
-}
+static float weighted_len2(f4 a, f4 b, f4 c, const float w[3]) { return f4_len2(a * w[0] + b * w[1] + c * w[2]); }
 
 // A degenerate (zero-area) triangle: the best of its edges.
 static int closest_on_flat_triangle(f4 a, f4 b, f4 c, float w[3]) {
@@ -90,6 +93,7 @@ static int closest_on_flat_triangle(f4 a, f4 b, f4 c, float w[3]) {
     static const int edges[3][2] = {{0, 1}, {1, 2}, {0, 2}};
     float best = FLT_MAX;
     int best_mask = 1;
+    w[0] = 1.0f, w[1] = w[2] = 0.0f;
     for (int e = 0; e < 3; ++e) {
         int i = edges[e][0], j = edges[e][1];
         float t[3] = {0.0f, 0.0f, 0.0f}, tw[2];
@@ -106,7 +110,7 @@ static int closest_on_flat_triangle(f4 a, f4 b, f4 c, float w[3]) {
 }
 
 static int closest_on_triangle(f4 a, f4 b, f4 c, float w[3]) {
-    f4 ab = (b - a), ac = (c - a);
+    f4 ab = b - a, ac = c - a;
     w[0] = w[1] = w[2] = 0.0f;
     float d1 = -f4_dot(ab, a), d2 = -f4_dot(ac, a);
     if (d1 <= 0.0f && d2 <= 0.0f) return w[0] = 1.0f, 1;
@@ -114,19 +118,19 @@ static int closest_on_triangle(f4 a, f4 b, f4 c, float w[3]) {
     if (d3 >= 0.0f && d4 <= d3) return w[1] = 1.0f, 2;
     float vc = d1 * d4 - d3 * d2;
     if (vc <= 0.0f && d1 >= 0.0f && d3 <= 0.0f) {
-        float t = d1 / (d1 - d3);
+        float t = ratio_or_zero(d1, d1 - d3);
         return w[0] = 1.0f - t, w[1] = t, 3;
     }
     float d5 = -f4_dot(ab, c), d6 = -f4_dot(ac, c);
     if (d6 >= 0.0f && d5 <= d6) return w[2] = 1.0f, 4;
     float vb = d5 * d2 - d1 * d6;
     if (vb <= 0.0f && d2 >= 0.0f && d6 <= 0.0f) {
-        float t = d2 / (d2 - d6);
+        float t = ratio_or_zero(d2, d2 - d6);
         return w[0] = 1.0f - t, w[2] = t, 5;
     }
     float va = d3 * d6 - d5 * d4;
     if (va <= 0.0f && d4 - d3 >= 0.0f && d5 - d6 >= 0.0f) {
-        float t = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        float t = ratio_or_zero(d4 - d3, (d4 - d3) + (d5 - d6));
         return w[1] = 1.0f - t, w[2] = t, 6;
     }
     float sum = va + vb + vc;
@@ -153,21 +157,43 @@ static void simplex_keep(gjk_simplex* s, const int* slots, int region, const flo
 
 static float triple(f4 a, f4 b, f4 c) { return f4_dot(a, f4_cross(b, c)); }
 
-static void solve_tetrahedron(gjk_simplex* s) {
-    // Faces as positions in the slot list; the fourth entry is the opposite vertex.
-    static const int faces[4][4] = {{0, 1, 2, 3}, {0, 2, 3, 1}, {0, 3, 1, 2}, {1, 3, 2, 0}};
-    const f4* p = s->w;  // a full simplex occupies slots 0..3 in order
-    float best_d2 = FLT_MAX, best_w[3] = {0.0f, 0.0f, 0.0f};
-    int best_face = -1, best_region = 0;
+// A tetrahedron whose volume is below this fraction of (largest |p|)^3 is
+// flat: its sign says nothing, so it never encloses the origin.
+#define FLAT_TETRAHEDRON 1e-6f
+
+// The tetrahedron p[0..3] (slots 0..3). Signed volumes decide: the origin is
+// inside only when all four sub-volumes share the whole volume's sign, and
+// otherwise the closest point lies on a face opposite a vertex whose
+// sub-volume has the wrong sign (on any face, when the tetrahedron is flat).
+// Deciding "inside" from each face's plane separately instead can call a
+// sliver tetrahedron enclosing when it is not, reporting overlap for shapes
+// well apart.
+static void solve_tetrahedron(gjk_simplex* s, const f4 p[4]) {
+    static const int faces[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};  // face i is opposite vertex i
+    f4 a = p[0], b = p[1], c = p[2], d = p[3];
+    float volume = triple(b - a, c - a, d - a);
+    float size = sqrtf(max_f(max_f(f4_len2(a), f4_len2(b)), max_f(f4_len2(c), f4_len2(d))));
+    bool flat = fabsf(volume) <= FLAT_TETRAHEDRON * size * size * size;
+    float lambda[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    bool inside = false;
+    if (!flat) {
+        float inv = 1.0f / volume;
+        lambda[1] = triple(-a, c - a, d - a) * inv;
+        lambda[2] = triple(b - a, -a, d - a) * inv;
+        lambda[3] = triple(b - a, c - a, -a) * inv;
+        lambda[0] = 1.0f - lambda[1] - lambda[2] - lambda[3];
+        inside = lambda[0] >= 0.0f && lambda[1] >= 0.0f && lambda[2] >= 0.0f && lambda[3] >= 0.0f;
+    }
+    if (inside) {
+        for (int i = 0; i < 4; ++i) s->bary[i] = lambda[i];
+        return;
+    }
+    float best_d2 = FLT_MAX, best_w[3] = {1.0f, 0.0f, 0.0f};
+    int best_face = 0, best_region = 1;
     for (int f = 0; f < 4; ++f) {
-        f4 p0 = p[faces[f][0]], p1 = p[faces[f][1]], p2 = p[faces[f][2]];
-        f4 n = f4_cross((p1 - p0), (p2 - p0));
-        float side_origin = -f4_dot(n, p0);
-        float side_opposite = f4_dot(n, (p[faces[f][3]] - p0));
-        // Outside when the origin and the opposite vertex lie on different
-        // sides; a flat tetrahedron (side_opposite == 0) tests every face.
-        if (side_origin * side_opposite > 0.0f) continue;
+        if (!flat && lambda[f] >= 0.0f) continue;  // the origin is on the inner side of this face
         float w[3];
+        f4 p0 = p[faces[f][0]], p1 = p[faces[f][1]], p2 = p[faces[f][2]];
         int region = closest_on_triangle(p0, p1, p2, w);
         float d2 = weighted_len2(p0, p1, p2, w);
         if (d2 < best_d2) {
@@ -175,29 +201,16 @@ static void solve_tetrahedron(gjk_simplex* s) {
             best_w[0] = w[0], best_w[1] = w[1], best_w[2] = w[2];
         }
     }
-    if (best_face >= 0) {
-        simplex_keep(s, faces[best_face], best_region, best_w);
-        return;
-    }
-    // The origin is inside: weights are the sub-volumes over the volume.
-    f4 a = p[0], b = p[1], c = p[2], d = p[3];
-    float inv = 1.0f / triple((b - a), (c - a), (d - a));
-    s->bary[1] = triple((-a), (c - a), (d - a)) * inv;
-    s->bary[2] = triple((b - a), (-a), (d - a)) * inv;
-    s->bary[3] = triple((b - a), (c - a), (-a)) * inv;
-    s->bary[0] = 1.0f - s->bary[1] - s->bary[2] - s->bary[3];
-}
-
-static f4 simplex_point(const gjk_simplex* s) {
-    f4 p = f4_zero();
-    for (int i = 0; i < 4; ++i) {
-        if (s->mask & (1u << i)) p = (p + s->w[i] * s->bary[i]);
-    }
-    return p;
+    simplex_keep(s, faces[best_face], best_region, best_w);
 }
 
 // Reduces the simplex to the vertices carrying its point closest to the
 // origin and returns that point (zero when the origin is inside).
+//
+// The region tests multiply up to four coordinates together, which
+// overflows float for shapes of ~1e9 and underflows for ~1e-9; the points are
+// therefore rescaled by a power of two (exactly, and only when outside a safe
+// range) before solving. The barycentric weights do not depend on the scale.
 //
 // The point is not taken from the barycentric weights: next to large faces
 // that loses its direction to rounding (a 100-unit face 1e-3 away gives a
@@ -205,30 +218,47 @@ static f4 simplex_point(const gjk_simplex* s) {
 // the direction accurate to float precision whatever the size.
 static f4 simplex_solve(gjk_simplex* s) {
     const int* slots = k_slots[s->mask].slot;
+    int n = s->count;
+    f4 p[4];
+    f4 big = f4_zero();
+    for (int i = 0; i < n; ++i) {
+        p[i] = s->w[slots[i]];
+        big = f4_max(big, f4_abs(p[i]));
+    }
+    float largest = f4_max3(big), unscale = 1.0f;
+    if (largest > 0.0f && (largest < 0x1p-16f || largest > 0x1p16f)) {
+        int e = ilogbf(largest);
+        float scale = ldexpf(1.0f, -e);
+        unscale = ldexpf(1.0f, e);
+        for (int i = 0; i < n; ++i) p[i] *= scale;
+    }
     float w[3];
-    switch (s->count) {
+    switch (n) {
         case 1: s->bary[slots[0]] = 1.0f; break;
-        case 2: simplex_keep(s, slots, closest_on_segment(s->w[slots[0]], s->w[slots[1]], w), w); break;
-        case 3: simplex_keep(s, slots, closest_on_triangle(s->w[slots[0]], s->w[slots[1]], s->w[slots[2]], w), w); break;
-        default: solve_tetrahedron(s); break;
+        case 2: simplex_keep(s, slots, closest_on_segment(p[0], p[1], w), w); break;
+        case 3: simplex_keep(s, slots, closest_on_triangle(p[0], p[1], p[2], w), w); break;
+        default: solve_tetrahedron(s, p); break;
     }
-    slots = k_slots[s->mask].slot;
-    f4 a = s->w[slots[0]];
-    switch (s->count) {
-        case 1: return a;
-        case 2: {
-            // a - ab (ab.a)/|ab|^2, written as ab x (a x ab) / |ab|^2.
-            f4 ab = (s->w[slots[1]] - a);
-            float len2 = f4_len2(ab);
-            return len2 > 0.0f ? (f4_cross(ab, f4_cross(a, ab)) * 1.0f / len2) : a;
-        }
-        case 3: {
-            f4 nrm = f4_cross((s->w[slots[1]] - a), (s->w[slots[2]] - a));
-            float len2 = f4_len2(nrm);
-            return len2 > 0.0f ? (nrm * f4_dot(nrm, a) / len2) : simplex_point(s);
-        }
-        default: return f4_zero();
+    if (s->count == 4) return f4_zero();
+    // The kept vertices and weights, in the scaled frame.
+    f4 q[3] = {f4_zero(), f4_zero(), f4_zero()};
+    float qw[3] = {0.0f, 0.0f, 0.0f};
+    int k = 0;
+    for (int i = 0; i < n; ++i) {
+        if (s->mask & (1u << slots[i])) q[k] = p[i], qw[k++] = s->bary[slots[i]];
     }
+    f4 v = q[0];
+    if (k == 2) {
+        // a - ab (ab.a)/|ab|^2, written as ab x (a x ab) / |ab|^2.
+        f4 ab = q[1] - q[0];
+        float len2 = f4_len2(ab);
+        if (len2 > 0.0f) v = f4_cross(ab, f4_cross(q[0], ab)) * (1.0f / len2);
+    } else if (k == 3) {
+        f4 nrm = f4_cross(q[1] - q[0], q[2] - q[0]);
+        float len2 = f4_len2(nrm);
+        v = len2 > 0.0f ? nrm * (f4_dot(nrm, q[0]) / len2) : q[0] * qw[0] + q[1] * qw[1] + q[2] * qw[2];
+    }
+    return v * unscale;
 }
 
 static bool simplex_has_point(const gjk_simplex* s, int slot) {
@@ -272,14 +302,17 @@ static void relative_pose(gjk_pair* pair, carom_xform xf_a, carom_xform xf_b) {
 // Validates the inputs and puts B in A's frame.
 static bool pair_setup(gjk_pair* pair, const carom_shape* a, carom_xform xf_a, const carom_shape* b,
                        carom_xform xf_b, const carom_gjk_cache* cache) {
-    int check_a = carom_shape_check(a), check_b = carom_shape_check(b);
-    if (!check_a || !check_b || !carom_xform_is_valid(xf_a) || !carom_xform_is_valid(xf_b)) return false;
+    if (!carom_shape_is_valid(a) || !carom_shape_is_valid(b) || !carom_xform_is_valid(xf_a) ||
+        !carom_xform_is_valid(xf_b)) {
+        return false;
+    }
     relative_pose(pair, xf_a, xf_b);
     pair->a = a;
     pair->b = b;
     pair->hint_a = cache && cache->valid ? cache->hint_a : -1;
     pair->hint_b = cache && cache->valid ? cache->hint_b : -1;
-    pair->check_support = check_a == 2 || check_b == 2;
+    float extent_a = carom_shape_extent(a), extent_b = carom_shape_extent(b);
+    pair->scale = extent_a > 0.0f && extent_b > 0.0f ? extent_a + extent_b + sqrtf(f4_len2(pair->pos_b)) : 0.0f;
     return true;
 }
 
@@ -297,19 +330,25 @@ static f4 initial_axis(const gjk_pair* pair, const carom_gjk_cache* cache) {
 // rebuilt simplex is a valid start without a single support search.
 static bool simplex_from_cache(const gjk_pair* pair, const carom_gjk_cache* cache, gjk_simplex* s) {
     if (!cache || !cache->valid || cache->count < 1 || cache->count > 4) return false;
+    int n = 0;
     for (int i = 0; i < cache->count; ++i) {
         vec3s va, vb;
-        s->ia[i] = cache->index_a[i];
-        s->ib[i] = cache->index_b[i];
-        if (!carom_core_vertex(pair->a, s->ia[i], &va) || !carom_core_vertex(pair->b, s->ib[i], &vb)) {
+        if (!carom_core_vertex(pair->a, cache->index_a[i], &va) || !carom_core_vertex(pair->b, cache->index_b[i], &vb)) {
             return false;
         }
-        s->wa[i] = f4_from(va);
-        s->wb[i] = f4_rot_apply(&pair->rot_b, f4_from(vb)) + pair->pos_b;
-        s->w[i] = s->wa[i] - s->wb[i];
+        s->ia[n] = cache->index_a[i];
+        s->ib[n] = cache->index_b[i];
+        s->wa[n] = f4_from(va);
+        s->wb[n] = f4_rot_apply(&pair->rot_b, f4_from(vb)) + pair->pos_b;
+        s->w[n] = s->wa[n] - s->wb[n];
+        // A cache holding the same point twice (garbage, or a degenerate
+        // shape) would give the solver a zero-length edge: keep one.
+        bool repeated = false;
+        for (int j = 0; j < n; ++j) repeated |= f4_equal3(s->w[j], s->w[n]);
+        if (!repeated) n++;
     }
-    s->count = cache->count;
-    s->mask = (1u << cache->count) - 1u;
+    s->count = n;
+    s->mask = (1u << n) - 1u;
     return true;
 }
 
@@ -344,29 +383,32 @@ static float simplex_scale2(const gjk_simplex* s) {
 // Result of the core loop, before radii and frames.
 typedef struct gjk_outcome {
     f4 v;             // closest point of the core CSO found, or the last axis
-    float scale2;     // largest |w|^2 seen: the size tolerances are relative to
+    float scale;      // largest |w| seen: the size tolerances are relative to
     int iterations;
     bool cores_touch; // cores overlap or are within stop_radius + touch tolerance
     bool separated;   // (stop_on_axis) a separating axis was proven
-    bool hit_cap;
+    bool unfinished;  // hit the iteration cap
     bool invalid;     // a support returned a non-finite point
 } gjk_outcome;
 
 // Runs GJK on the cores until one of: the cores are proven within
 // `stop_radius` (plus the touch tolerance) of each other; with
-// `stop_on_axis`, a plane is found separating them by more than stop_radius
-// (the boolean query); otherwise the distance is known to the relative
-// tolerance.
+// `stop_on_axis`, a plane is found separating them by more than that (the
+// boolean query); otherwise the distance is known to the relative tolerance.
+//
+// Nothing here squares a squared length: products of four coordinates
+// overflow float from ~1e9 (the solver rescales for its own products).
 static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_simplex* s, float stop_radius,
                              bool stop_on_axis) {
-    gjk_outcome out = {f4_zero(), 0.0f, 0, false, false, false, false};
+    const float tol = CAROM_GJK_TOUCH_TOLERANCE;
+    gjk_outcome out = {f4_zero(), pair->scale, 0, false, false, false, false};
     f4 v;
     float vv;
     if (simplex_from_cache(pair, cache, s)) {
         v = simplex_solve(s);
         vv = f4_len2(v);
-        out.scale2 = simplex_scale2(s);
-        float touch = stop_radius + CAROM_GJK_TOUCH_TOLERANCE * sqrtf(out.scale2);
+        if (pair->scale == 0.0f) out.scale = sqrtf(simplex_scale2(s));
+        float touch = stop_radius + tol * out.scale;
         if (s->count == 4 || vv <= touch * touch) {
             out.v = v;
             out.cores_touch = true;
@@ -378,25 +420,30 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
         v = initial_axis(pair, cache);
         vv = FLT_MAX;  // v is a direction, not yet a point of the CSO
     }
-    const float stop2 = stop_radius * stop_radius;
+    bool restarted = false;
+    gjk_simplex before_restart;
+    f4 v_before_restart = v;
+    float vv_before_restart = FLT_MAX;
     for (;;) {
         if (out.iterations == CAROM_GJK_MAX_ITERATIONS) {
-            out.hit_cap = true;
+            out.unfinished = true;
             break;
         }
         int slot = add_support(s, pair, -v);
         out.iterations++;
         f4 w = s->w[slot];
-        if (pair->check_support &&
-            (!carom_vec3_is_valid(f4_to(s->wa[slot])) || !carom_vec3_is_valid(f4_to(s->wb[slot])))) {
+        float w2 = f4_len2(w);
+        if (!(w2 <= FLT_MAX)) {  // NaN or overflow: a callback or an affine chain ran wild
             out.invalid = true;
             break;
         }
-        out.scale2 = max_f(out.scale2, f4_len2(w));
-        float vw = f4_dot(v, w);
-        if (stop_on_axis && vw > 0.0f && vw * vw > stop2 * f4_len2(v)) {
-            // The plane through w normal to v separates the origin from the
-            // core CSO by vw/|v|, more than the radii: apart.
+        if (pair->scale == 0.0f && w2 > out.scale * out.scale) out.scale = sqrtf(w2);
+        float vw = f4_dot(v, w), v_len = sqrtf(f4_len2(v));
+        // The plane through w normal to v separates the origin from the core
+        // CSO by vw/|v|: apart when that beats the radii, the touch tolerance
+        // and the rounding of v.w. Closer calls run on to convergence and
+        // are decided as the distance query decides them, so the two agree.
+        if (stop_on_axis && vw > (stop_radius + (tol + 8.0f * FLT_EPSILON) * out.scale) * v_len) {
             out.separated = true;
             break;
         }
@@ -405,27 +452,51 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
             // stop when the gap is within the tolerance, relative to |v| and
             // to float rounding of v.w at the scale of the shapes.
             float gap = vv - vw - CAROM_GJK_RELATIVE_TOLERANCE * vv;
-            const float rounding = 8.0f * FLT_EPSILON;
-            if (gap <= 0.0f || gap * gap <= rounding * rounding * vv * out.scale2) break;
+            if (gap <= 8.0f * FLT_EPSILON * v_len * out.scale) break;
             if (simplex_has_point(s, slot)) break;  // no new support: converged
         }
+        // The old vertices keep their slots, so the old simplex is its mask
+        // and weights.
+        unsigned old_mask = s->mask;
+        int old_count = s->count;
+        float old_bary[4] = {s->bary[0], s->bary[1], s->bary[2], s->bary[3]};
         s->mask |= 1u << slot;
         s->count++;
+        CAROM_ASSERT(s->count <= 4);
         f4 v_new = simplex_solve(s);
         float vv_new = f4_len2(v_new);
-        // (r + t)^2 with t = tol * sqrt(scale2), without the square root.
-        const float tol = CAROM_GJK_TOUCH_TOLERANCE;
-        float touch2 = stop2 + tol * tol * out.scale2 + (stop_radius > 0.0f ? 2.0f * stop_radius * tol * sqrtf(out.scale2) : 0.0f);
-        if (s->count == 4 || vv_new <= touch2) {
+        float touch = stop_radius + tol * out.scale;
+        if (s->count == 4 || vv_new <= touch * touch) {
             v = v_new;
             out.cores_touch = true;
             break;
         }
-        v = v_new;
-        // Rounding stopped the descent: this simplex is as close as the last
-        // to float precision, and no closer one will follow.
-        if (vv_new >= vv) break;
-        vv = vv_new;
+        if (vv_new < vv) {
+            v = v_new;
+            vv = vv_new;
+            continue;
+        }
+        // No progress although the bounds are still apart: keep the old
+        // simplex. Either the remaining descent is below float resolution (v
+        // is as good as float gets; the lower bound is what lags), or
+        // rounding in this simplex hides a real one (seen with long thin
+        // simplices rebuilt from a cache: 8e-4 off). Starting afresh once
+        // from the current direction tells them apart; the closer of the two
+        // answers stands.
+        s->mask = old_mask;
+        s->count = old_count;
+        for (int i = 0; i < 4; ++i) s->bary[i] = old_bary[i];
+        if (restarted) {
+            if (vv_before_restart < vv) *s = before_restart, v = v_before_restart;
+            break;
+        }
+        restarted = true;
+        before_restart = *s;
+        v_before_restart = v;
+        vv_before_restart = vv;
+        s->mask = 0;
+        s->count = 0;
+        vv = FLT_MAX;
     }
     out.v = v;
     return out;
@@ -463,13 +534,13 @@ static carom_query_state run_gjk(const carom_shape* a, carom_xform xf_a, const c
     *g = gjk_cores(&pair, cache, s, a->radius + b->radius, stop_on_axis);
     if (g->invalid) return CAROM_INVALID_INPUT;
     cache_store(cache, g->v, &pair, s);
-    return g->hit_cap ? CAROM_MAX_ITERATIONS : CAROM_DONE;
+    return g->unfinished ? CAROM_MAX_ITERATIONS : CAROM_DONE;
 }
 
 // Shapes whose cores are within the radii plus the touch tolerance overlap.
 // Both queries decide by this, so they always agree.
 static bool outcome_overlaps(const gjk_outcome* g, float radius) {
-    return g->cores_touch || sqrtf(f4_len2(g->v)) - radius <= CAROM_GJK_TOUCH_TOLERANCE * sqrtf(g->scale2);
+    return g->cores_touch || sqrtf(f4_len2(g->v)) - radius <= CAROM_GJK_TOUCH_TOLERANCE * g->scale;
 }
 
 carom_distance_result carom_gjk_distance(const carom_shape* a, carom_xform xf_a, const carom_shape* b,
@@ -487,10 +558,16 @@ carom_distance_result carom_gjk_distance(const carom_shape* a, carom_xform xf_a,
     closest_points(&s, &pa, &pb);
     carom_rot rot_a = carom_rot_from_quat(xf_a.q);
     if (outcome_overlaps(&g, a->radius + b->radius)) {
-        // One point inside both: the cores' common point, or the midpoint
-        // between core witnesses when only the radii overlap.
         r.overlap = true;
-        pa = pb = (pa + pb) * 0.5f;
+        float d = sqrtf(f4_len2(g.v));
+        if (g.cores_touch || !(d > 0.0f)) {
+            pa = pb = (pa + pb) * 0.5f;  // the cores' common point
+        } else {
+            // Only the radii overlap: the middle of the stretch of the
+            // segment from pa to pb that is within r_a of pa and r_b of pb.
+            float lo = fmaxf(-a->radius, d - b->radius), hi = fminf(a->radius, d + b->radius);
+            pa = pb = pa - g.v * (0.5f * (lo + hi) / d);
+        }
     } else {
         // v = pa - pb, so A-to-B is -v.
         float core_distance = sqrtf(f4_len2(g.v));
@@ -516,6 +593,6 @@ carom_intersect_result carom_gjk_intersect(const carom_shape* a, carom_xform xf_
     // Without a separating plane the distance estimate decides (rounding can
     // hide the plane when faces are large next to the gap); hitting the cap
     // unproven is reported as overlap, the conservative answer.
-    r.overlap = !g.separated && (g.hit_cap || outcome_overlaps(&g, a->radius + b->radius));
+    r.overlap = !g.separated && (g.unfinished || outcome_overlaps(&g, a->radius + b->radius));
     return r;
 }

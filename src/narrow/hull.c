@@ -9,8 +9,10 @@
 
 #include "narrow/support.h"
 
-// Edge directions closer than this (1 - |cos|) are one direction for SAT.
-#define EDGE_PARALLEL_TOLERANCE 1e-6f
+// Edge directions within this angle (sin^2, about 1e-5 rad) are one direction
+// for SAT: exactly parallel edges (a box's four per axis) merge, nearly
+// parallel ones (a needle's) stay apart.
+#define EDGE_PARALLEL_SIN2 1e-10f
 
 typedef struct edge {
     int a, b;  // a < b
@@ -31,14 +33,6 @@ static int compare_edges(const void* x, const void* y) {
 static int compare_angles(const void* x, const void* y) {
     float a = ((const angle_item*)x)->angle, b = ((const angle_item*)y)->angle;
     return (a > b) - (a < b);
-}
-
-static int compare_directions(const void* x, const void* y) {
-    const vec3s* d = x;
-    const vec3s* e = y;
-    if (d->x != e->x) return d->x < e->x ? -1 : 1;
-    if (d->y != e->y) return d->y < e->y ? -1 : 1;
-    return (d->z > e->z) - (d->z < e->z);
 }
 
 static size_t align16(size_t n) { return (n + 15u) & ~(size_t)15u; }
@@ -157,13 +151,15 @@ static int run_qhull(qhT* qh, const vec3s* points, int count, double* coords, FI
     return qh_new_qhull(qh, 3, count, coords, False, options, NULL, sink);
 }
 
-// Canonical sign (first nonzero component positive), so that d and -d sort
-// together and dedupe as one SAT axis.
-static vec3s canonical_direction(vec3s d) {
-    float len = sqrtf(v3_len2(d));
-    d = v3_scale(d, 1.0f / len);
-    float first = d.x != 0.0f ? d.x : (d.y != 0.0f ? d.y : d.z);
-    return first < 0.0f ? v3_neg(d) : d;
+// The unit direction from a to b, computed in double so that hulls of
+// 1e-20 units (whose edge lengths squared underflow float) still get finite
+// directions; its largest component is made positive.
+static vec3s unit_direction(vec3s a, vec3s b) {
+    double d[3] = {(double)b.x - a.x, (double)b.y - a.y, (double)b.z - a.z};
+    double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    int big = fabs(d[0]) >= fabs(d[1]) ? (fabs(d[0]) >= fabs(d[2]) ? 0 : 2) : (fabs(d[1]) >= fabs(d[2]) ? 1 : 2);
+    double s = (d[big] < 0.0 ? -1.0 : 1.0) / len;
+    return v3((float)(d[0] * s), (float)(d[1] * s), (float)(d[2] * s));
 }
 
 // Packs the draft into the hull's single block.
@@ -220,20 +216,17 @@ static carom_status pack(carom_hull* hull, const hull_draft* d) {
     for (size_t v = nv; v > 0; --v) hull->adjacency_first[v] = hull->adjacency_first[v - 1];
     hull->adjacency_first[0] = 0;
 
-    // Unique edge directions.
-    int nd = 0;
-    for (size_t e = 0; e < ne; ++e) {
-        hull->edge_directions[nd++] =
-            canonical_direction(v3_sub(hull->vertices[d->edges[e].b], hull->vertices[d->edges[e].a]));
-    }
-    qsort(hull->edge_directions, (size_t)nd, sizeof(vec3s), compare_directions);
+    // Unique edge directions: each edge against every direction kept so
+    // far. Quadratic, but only in the number of distinct directions, and
+    // exact where sorting tricks miss near-ties of sign or component.
     int kept = 0;
-    for (int i = 0; i < nd; ++i) {
-        vec3s e = hull->edge_directions[i];
-        if (kept > 0 && 1.0f - fabsf(v3_dot(hull->edge_directions[kept - 1], e)) <= EDGE_PARALLEL_TOLERANCE) {
-            continue;
+    for (size_t e = 0; e < ne; ++e) {
+        vec3s dir = unit_direction(hull->vertices[d->edges[e].a], hull->vertices[d->edges[e].b]);
+        bool seen = false;
+        for (int k = 0; k < kept && !seen; ++k) {
+            seen = v3_len2(v3_cross(hull->edge_directions[k], dir)) <= EDGE_PARALLEL_SIN2;
         }
-        hull->edge_directions[kept++] = e;
+        if (!seen) hull->edge_directions[kept++] = dir;
     }
     hull->edge_direction_count = kept;
 

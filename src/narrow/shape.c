@@ -1,4 +1,5 @@
 // Shape constructors, validation, and the public face of the support mapping.
+#include <float.h>
 #include <string.h>
 
 #include "narrow/support.h"
@@ -97,12 +98,14 @@ carom_shape carom_custom(carom_support_fn* fn, const void* user) {
 
 static bool positive_size(float x) { return x > 0.0f && x <= CAROM_MAX_COORDINATE; }
 
+// Everything the support mapping reads. A hull copied by hand with a field
+// missing must be rejected here, not crash there.
 static bool hull_is_built(const carom_hull* h) {
-    return h && h->vertices && h->adjacency_first && h->adjacency && h->vertex_count >= 4;
+    return h && h->block && h->vertices && h->adjacency_first && h->adjacency && h->start_map && h->scan &&
+           h->vertex_count >= 4 && h->scan_count == ((h->vertex_count + 3) & ~3);
 }
 
-// 0 for invalid, 1 for valid, 2 for valid with a user callback somewhere
-// (whose output queries must then check).
+// 0 for invalid, 1 for valid.
 static int shape_check(const carom_shape* s, int depth) {
     // The depth cap also rejects shapes that refer to themselves, which would
     // otherwise recurse forever in the support mapping.
@@ -130,19 +133,56 @@ static int shape_check(const carom_shape* s, int depth) {
             return carom_vec3_is_valid(s->u.affine.translation) ? shape_check(s->u.affine.child, depth + 1) : 0;
         case CAROM_SHAPE_MINKOWSKI_SUM:
         case CAROM_SHAPE_CONVEX_HULL: {
-            int first = shape_check(s->u.pair.first, depth + 1);
-            int second = shape_check(s->u.pair.second, depth + 1);
-            return (first && second) ? (first > second ? first : second) : 0;
+            return shape_check(s->u.pair.first, depth + 1) && shape_check(s->u.pair.second, depth + 1);
         }
-        case CAROM_SHAPE_CUSTOM: return s->u.custom.fn != NULL ? 2 : 0;
+        case CAROM_SHAPE_CUSTOM: return s->u.custom.fn != NULL;
         case CAROM_SHAPE_TYPE_COUNT: break;
     }
     return 0;  // an unknown type tag
 }
 
-int carom_shape_check(const carom_shape* shape) { return shape_check(shape, 0); }
-
 bool carom_shape_is_valid(const carom_shape* shape) { return shape_check(shape, 0) != 0; }
+
+float carom_shape_extent(const carom_shape* s) {
+    float core = 0.0f;
+    switch (s->type) {
+        case CAROM_SHAPE_POINT: core = sqrtf(v3_len2(s->u.point)); break;
+        case CAROM_SHAPE_SEGMENT: core = sqrtf(fmaxf(v3_len2(s->u.segment.a), v3_len2(s->u.segment.b))); break;
+        case CAROM_SHAPE_TRIANGLE:
+            core = sqrtf(fmaxf(v3_len2(s->u.triangle.a), fmaxf(v3_len2(s->u.triangle.b), v3_len2(s->u.triangle.c))));
+            break;
+        case CAROM_SHAPE_BOX: core = sqrtf(v3_len2(s->u.half_extents)); break;
+        case CAROM_SHAPE_CYLINDER:
+        case CAROM_SHAPE_CONE:
+            core = sqrtf(s->u.cylinder.half_height * s->u.cylinder.half_height +
+                         s->u.cylinder.radius * s->u.cylinder.radius);
+            break;
+        case CAROM_SHAPE_HULL: {
+            carom_aabb b = s->u.hull->bounds;
+            core = sqrtf(v3_len2(v3_max(v3_abs(b.min), v3_abs(b.max))));
+            break;
+        }
+        case CAROM_SHAPE_AFFINE: {
+            float child = carom_shape_extent(s->u.affine.child);
+            if (child == 0.0f) return 0.0f;
+            // |B x| <= |B|_F |x|.
+            mat3s m = s->u.affine.linear;
+            float frobenius2 = v3_len2(m.col[0]) + v3_len2(m.col[1]) + v3_len2(m.col[2]);
+            core = sqrtf(frobenius2) * child + sqrtf(v3_len2(s->u.affine.translation));
+            break;
+        }
+        case CAROM_SHAPE_MINKOWSKI_SUM:
+        case CAROM_SHAPE_CONVEX_HULL: {
+            float first = carom_shape_extent(s->u.pair.first), second = carom_shape_extent(s->u.pair.second);
+            if (first == 0.0f || second == 0.0f) return 0.0f;
+            core = s->type == CAROM_SHAPE_MINKOWSKI_SUM ? first + second : fmaxf(first, second);
+            break;
+        }
+        default: return 0.0f;  // a user callback: unknown
+    }
+    // A point at the origin has extent 0 but is known: keep it nonzero.
+    return fmaxf(core + s->radius, FLT_MIN);
+}
 
 vec3s carom_support_full(const carom_shape* shape, vec3s d, int hint, int* feature) {
     vec3s p = carom_support_core(shape, d, hint, feature);

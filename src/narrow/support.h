@@ -108,9 +108,11 @@ static inline int hull_support_index(const carom_hull* hull, vec3s d, int hint) 
 
 vec3s carom_support_full(const carom_shape* shape, vec3s d, int hint, int* feature);
 
-// carom_shape_is_valid, telling more: 0 invalid, 1 valid, 2 valid but with a
-// user callback inside, whose support points must be checked for finiteness.
-int carom_shape_check(const carom_shape* shape);
+// An upper bound on the distance from the shape's local origin to any of its
+// points (radius included), or 0 when unknown (user callbacks). The shape
+// must be valid.
+float carom_shape_extent(const carom_shape* shape);
+
 
 // x -> B x + c for an affine shape (cglm matrices are column-major: mRC is
 // column R, row C).
@@ -173,6 +175,10 @@ CAROM_FORCE_INLINE vec3s carom_support_core(const carom_shape* s, vec3s d, int h
             vec3s dt = v3(m.m00 * d.x + m.m01 * d.y + m.m02 * d.z,
                           m.m10 * d.x + m.m11 * d.y + m.m12 * d.z,
                           m.m20 * d.x + m.m21 * d.y + m.m22 * d.z);
+            // A flattening matrix can map d to zero: every child point is
+            // then equally far along d, and the child is never asked for a
+            // zero direction.
+            if (dt.x == 0.0f && dt.y == 0.0f && dt.z == 0.0f) dt.x = 1.0f;
             return affine_apply(s, carom_support_full(s->u.affine.child, dt, hint, feature));
         }
         case CAROM_SHAPE_MINKOWSKI_SUM: {

@@ -1,0 +1,391 @@
+// GJK under stress: the regressions a review found (each with its root
+// cause), scale from 1e-12 to 1e11, caches holding garbage, agreement of the
+// two queries at contact, curved shapes against fine polytopes, and 10,000
+// randomized primitive pairs against the double-precision reference.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "carom/carom.h"
+#include "core/internal.h"
+#include "reference.h"
+
+static carom_xform at(float x, float y, float z) {
+    carom_xform xf = carom_xform_identity();
+    xf.p = v3(x, y, z);
+    return xf;
+}
+
+static carom_xform random_pose(ref_rng* rng, float spread) {
+    double q[4];
+    ref_rng_unit_quat(rng, q);
+    carom_xform xf = {v3((float)ref_rng_uniform(rng, -spread, spread), (float)ref_rng_uniform(rng, -spread, spread),
+                         (float)ref_rng_uniform(rng, -spread, spread)),
+                      {{(float)q[0], (float)q[1], (float)q[2], (float)q[3]}}};
+    return xf;
+}
+
+static void assert_near(double got, double want, double tol) {
+    if (!(fabs(got - want) <= tol)) fail_msg("got %.9g, want %.9g (tol %.3g)", got, want, tol);
+}
+
+static bool vec_is_finite(vec3s v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
+
+// --- the reference for primitives ------------------------------------------------
+
+// Points of a core in the world under pose xf, in double. Curved cores get
+// `sides` points per rim (their exact distance is within r (1 - cos(pi /
+// sides)) of the polytope's).
+static int core_points(const carom_shape* s, carom_xform xf, double (*out)[3], int sides) {
+    vec3s local[2 * 720 + 8];
+    int n = 0;
+    switch (s->type) {
+        case CAROM_SHAPE_POINT: local[n++] = s->u.point; break;
+        case CAROM_SHAPE_SEGMENT: local[n++] = s->u.segment.a, local[n++] = s->u.segment.b; break;
+        case CAROM_SHAPE_TRIANGLE:
+            local[n++] = s->u.triangle.a, local[n++] = s->u.triangle.b, local[n++] = s->u.triangle.c;
+            break;
+        case CAROM_SHAPE_BOX: {
+            vec3s h = s->u.half_extents;
+            for (int k = 0; k < 8; ++k) local[n++] = v3((k & 1) ? h.x : -h.x, (k & 2) ? h.y : -h.y, (k & 4) ? h.z : -h.z);
+            break;
+        }
+        case CAROM_SHAPE_CYLINDER:
+        case CAROM_SHAPE_CONE: {
+            float r = s->u.cylinder.radius, h = s->u.cylinder.half_height;
+            for (int k = 0; k < sides; ++k) {
+                double t = 2.0 * M_PI * k / sides;
+                local[n++] = v3((float)(r * cos(t)), (float)(r * sin(t)), -h);
+                if (s->type == CAROM_SHAPE_CYLINDER) local[n++] = v3((float)(r * cos(t)), (float)(r * sin(t)), h);
+            }
+            if (s->type == CAROM_SHAPE_CONE) local[n++] = v3(0, 0, h);
+            break;
+        }
+        default: fail_msg("no reference for shape type %d", s->type);
+    }
+    double q[4] = {xf.q.x, xf.q.y, xf.q.z, xf.q.w}, m[3][3];
+    ref_quat_to_matrix(q, m);
+    for (int i = 0; i < n; ++i) {
+        for (int r = 0; r < 3; ++r) {
+            out[i][r] = m[r][0] * local[i].x + m[r][1] * local[i].y + m[r][2] * local[i].z + xf.p.raw[r];
+        }
+    }
+    return n;
+}
+
+// The exact distance between two posed shapes (cores by brute force,
+// minus the radii, clamped at 0).
+static double reference_distance(const carom_shape* a, carom_xform xa, const carom_shape* b, carom_xform xb, int sides) {
+    static double pa[2 * 720 + 8][3], pb[2 * 720 + 8][3];
+    int na = core_points(a, xa, pa, sides), nb = core_points(b, xb, pb, sides);
+    ref_polytope A, B;
+    assert_true(ref_polytope_build(&A, (const double(*)[3])pa, na) >= 0);
+    assert_true(ref_polytope_build(&B, (const double(*)[3])pb, nb) >= 0);
+    double d = ref_polytope_distance(&A, &B, NULL, NULL) - a->radius - b->radius;
+    ref_polytope_free(&A);
+    ref_polytope_free(&B);
+    return d > 0.0 ? d : 0.0;
+}
+
+// --- regressions ---------------------------------------------------------------------
+
+// Root cause: with the new support point 3e-5 (relative) above the
+// triangle's plane, the tetrahedron was a sliver, and deciding "inside" from
+// each face plane separately got every sign wrong: overlap reported for
+// shapes 0.28 apart. Inside is now decided by signed sub-volumes, and a
+// tetrahedron too flat for its sign to mean anything never encloses.
+static void test_sliver_tetrahedron_is_not_overlap(void** state) {
+    (void)state;
+    carom_shape cyl = carom_cylinder(0.4f, 0.3f), box = carom_box(v3(1, 0.5f, 0.3f));
+    carom_xform xb = {v3(0x1.644f8ep-1f, 0x1.333326p+0f, 0x1.50f38p-1f),
+                      {{-0x1.bcde1ap-3f, -0x1.df704ap-2f, -0x1.a8b794p-2f, -0x1.7faf12p-1f}}};
+    double want = reference_distance(&cyl, at(0, 0, 0), &box, xb, 720);
+    assert_near(want, 0.28390, 1e-4);
+    carom_distance_result r = carom_gjk_distance(&cyl, at(0, 0, 0), &box, xb, NULL);
+    assert_int_equal(r.state, CAROM_DONE);
+    assert_false(r.overlap);
+    assert_near(r.distance, want, 3e-5);
+    assert_false(carom_gjk_intersect(&cyl, at(0, 0, 0), &box, xb, NULL).overlap);
+}
+
+// Root cause: a cache rebuilt a long thin simplex in which rounding hid the
+// descent; GJK stopped at "no progress" 8e-4 (relative) above the true
+// distance and called it done. A stall now restarts once from scratch and
+// keeps the closer answer.
+static void test_stall_from_cache_restarts(void** state) {
+    (void)state;
+    carom_shape seg = carom_segment(v3(-1, 0, 0), v3(1, 0, 0)), box = carom_box(v3(1, 0.5f, 0.3f));
+    carom_xform xb = {v3(-0x1.dc800cp-15f, -0x1.e6eb92p-15f, -0x1.99999ap-1f),
+                      {{0x1.c13facp-16f, -0x1.6a09e8p-1f, 0x1.6a09e8p-1f, 0x1.e0800ap-15f}}};
+    carom_gjk_cache cache = {v3(0, 0, 1), 3, {1, 0, 1, 0}, {4, 0, 0, 0}, -1, -1, 1};
+    carom_distance_result warm = carom_gjk_distance(&seg, at(0, 0, 0), &box, xb, &cache);
+    carom_distance_result cold = carom_gjk_distance(&seg, at(0, 0, 0), &box, xb, NULL);
+    double want = reference_distance(&seg, at(0, 0, 0), &box, xb, 8);
+    assert_near(cold.distance, want, 1e-5);
+    assert_near(warm.distance, want, 1e-5);
+}
+
+// Root cause: repeated points in a simplex (a degenerate triangle shape, or
+// a cache naming one vertex pair twice) gave 0/0 in the edge regions: NaN
+// witnesses and a wrong distance, reported as done.
+static void test_repeated_points_and_garbage_caches(void** state) {
+    (void)state;
+    carom_shape tri = carom_triangle(v3(0, 0, 0), v3(0, 0, 0), v3(2, 0, 0)), pt = carom_point(v3(0, 0, 0));
+    carom_gjk_cache cache = {v3(0, 1, 0), 3, {0, 1, 2, 0}, {0, 0, 0, 0}, -1, -1, 1};
+    carom_distance_result r = carom_gjk_distance(&tri, at(0, 0, 0), &pt, at(1, 1, 0), &cache);
+    assert_int_equal(r.state, CAROM_DONE);
+    assert_near(r.distance, 1.0, 1e-6);
+    assert_true(vec_is_finite(r.point_a) && vec_is_finite(r.point_b));
+
+    // Fuzz: caches with random (valid and invalid) indices, counts and axes
+    // never produce NaN and never change the answer.
+    ref_rng rng = {31337};
+    carom_shape box = carom_box(v3(0.5f, 0.3f, 0.2f)), hull_like = carom_triangle(v3(0, 0, 0), v3(1, 0, 0), v3(0, 1, 0));
+    for (int i = 0; i < 3000; ++i) {
+        carom_gjk_cache c;
+        c.valid = (int)(ref_rng_next(&rng) % 3);
+        c.count = (int)(ref_rng_next(&rng) % 7) - 1;
+        for (int k = 0; k < 4; ++k) {
+            c.index_a[k] = (int)(ref_rng_next(&rng) % 10) - 1;
+            c.index_b[k] = (int)(ref_rng_next(&rng) % 10) - 1;
+        }
+        c.hint_a = (int)(ref_rng_next(&rng) % 20) - 5;
+        c.hint_b = (int)(ref_rng_next(&rng) % 20) - 5;
+        c.axis = v3((float)ref_rng_uniform(&rng, -1, 1), (float)ref_rng_uniform(&rng, -1, 1), i % 50 == 0 ? NAN : 0.0f);
+        carom_xform xa = random_pose(&rng, 0.3f), xb = random_pose(&rng, 1.2f);
+        carom_gjk_cache c2 = c;
+        carom_distance_result w = carom_gjk_distance(&hull_like, xa, &box, xb, &c);
+        carom_distance_result f = carom_gjk_distance(&hull_like, xa, &box, xb, NULL);
+        assert_int_equal(w.state, CAROM_DONE);
+        assert_true(vec_is_finite(w.point_a) && vec_is_finite(w.point_b) && isfinite(w.distance));
+        assert_near(w.distance, f.distance, 2e-5);
+        assert_true(carom_gjk_intersect(&hull_like, xa, &box, xb, &c2).overlap == f.overlap);
+    }
+}
+
+// Root cause: the two queries used tolerances relative to the largest
+// support point each happened to see, so at contact one said "touching" and
+// the other "apart". Both now scale by a bound fixed by the shapes and pose.
+static void test_queries_agree_at_contact(void** state) {
+    (void)state;
+    carom_shape shapes[5] = {carom_box(v3(1, 0.5f, 0.3f)), carom_capsule(v3(0, 0, -1), v3(0, 0, 1), 0.3f),
+                             carom_cylinder(0.5f, 0.4f), carom_sphere(0.7f), carom_cone(0.6f, 0.5f)};
+    ref_rng rng = {99};
+    int checked = 0;
+    for (int i = 0; i < 20000; ++i) {
+        int ka = (int)(ref_rng_next(&rng) % 5), kb = (int)(ref_rng_next(&rng) % 5);
+        carom_xform xa = random_pose(&rng, 0.0f), xb = random_pose(&rng, 2.0f);
+        carom_distance_result r = carom_gjk_distance(&shapes[ka], xa, &shapes[kb], xb, NULL);
+        if (r.overlap) continue;
+        // Move B to leave a gap between 1e-8 and 1e-4 along the normal.
+        float gap = powf(10.0f, (float)ref_rng_uniform(&rng, -8, -4));
+        xb.p = v3_add(xb.p, v3_scale(r.normal, gap - r.distance));
+        r = carom_gjk_distance(&shapes[ka], xa, &shapes[kb], xb, NULL);
+        carom_intersect_result x = carom_gjk_intersect(&shapes[ka], xa, &shapes[kb], xb, NULL);
+        if (r.overlap != x.overlap) fail_msg("shapes %d, %d, gap %g: distance overlap %d, intersect %d", ka, kb, (double)gap, r.overlap, x.overlap);
+        checked++;
+    }
+    assert_true(checked > 5000);
+}
+
+// Root cause: the solver multiplied four coordinates together (overflow
+// from ~3e7, underflow below ~1e-9) and the termination test squared a
+// squared length. The solver now rescales by a power of two, and no test
+// squares a squared length.
+static void test_scale_invariance(void** state) {
+    (void)state;
+    const float scales[] = {1e-12f, 1e-9f, 1e-6f, 1e-3f, 1.0f, 1e3f, 3e7f, 1e9f, 1e11f};
+    for (size_t i = 0; i < sizeof scales / sizeof scales[0]; ++i) {
+        float L = scales[i];
+        carom_shape box = carom_box(v3(L, L, 1.3f * L)), pt = carom_point(v3(0, 0, 0));
+        carom_distance_result r = carom_gjk_distance(&box, at(0, 0, 0), &pt, at(0.1f * L, 0.3f * L, 2.3f * L), NULL);
+        assert_int_equal(r.state, CAROM_DONE);
+        assert_near(r.distance / L, 1.0, 1e-5);
+        assert_false(carom_gjk_intersect(&box, at(0, 0, 0), &pt, at(0.1f * L, 0.3f * L, 2.3f * L), NULL).overlap);
+        // Box against a turned box: the answer scales with L.
+        carom_shape other = carom_box(v3(L, 0.5f * L, 0.25f * L));
+        carom_xform xb = carom_xform_make(v3(0.2f * L, 0.1f * L, 3.0f * L), v3(1, 2, 3), 0.7f);
+        carom_xform xb1 = carom_xform_make(v3(0.2f, 0.1f, 3.0f), v3(1, 2, 3), 0.7f);
+        carom_shape box1 = carom_box(v3(1, 1, 1.3f)), other1 = carom_box(v3(1, 0.5f, 0.25f));
+        float unit = carom_gjk_distance(&box1, at(0, 0, 0), &other1, xb1, NULL).distance;
+        r = carom_gjk_distance(&box, at(0, 0, 0), &other, xb, NULL);
+        assert_int_equal(r.state, CAROM_DONE);
+        assert_near(r.distance / L, unit, 1e-4);
+        assert_true(vec_is_finite(r.point_a) && vec_is_finite(r.normal));
+    }
+}
+
+// --- input that is valid but extreme ----------------------------------------------
+
+static int far_sphere(const void* user, vec3s d, vec3s* out) {
+    (void)user;
+    float len = sqrtf(v3_len2(d));
+    if (!(len > 0.0f)) {
+        *out = v3(NAN, NAN, NAN);  // a zero direction must never arrive
+        return -1;
+    }
+    *out = v3_scale(d, 1.0f / len);
+    return -1;
+}
+
+static void test_extreme_but_valid_shapes(void** state) {
+    (void)state;
+    // A user shape far out: its support points in A's frame exceed 1e12,
+    // which is fine; only non-finite output is invalid.
+    carom_shape custom = carom_custom(far_sphere, NULL), ball = carom_sphere(1.0f);
+    carom_distance_result r = carom_gjk_distance(&ball, at(-6e11f, 0, 0), &custom, at(6e11f, 0, 0), NULL);
+    assert_int_equal(r.state, CAROM_DONE);
+    assert_near(r.distance, 1.2e12, 1.2e12 * 1e-6);
+    // A flattening affine map must not hand the callback a zero direction.
+    mat3s flat = glms_mat3_zero();
+    flat.m00 = 1.0f;
+    carom_shape squashed = carom_affine(&custom, flat, v3(0, 0, 0));
+    r = carom_gjk_distance(&squashed, at(0, 0, 0), &ball, at(0, 3, 0), NULL);
+    assert_int_equal(r.state, CAROM_DONE);
+    assert_near(r.distance, 2.0, 1e-5);
+    // An affine chain whose products overflow float: invalid, not NaN.
+    carom_shape chain[9];
+    chain[0] = carom_box(v3(1, 1, 1));
+    for (int i = 1; i < 9; ++i) chain[i] = carom_affine(&chain[i - 1], glms_mat3_scale(glms_mat3_identity(), 1e6f), v3(0, 0, 0));
+    r = carom_gjk_distance(&chain[8], at(0, 0, 0), &ball, at(3, 0, 0), NULL);
+    assert_int_equal(r.state, CAROM_INVALID_INPUT);
+    assert_int_equal(carom_gjk_intersect(&chain[8], at(0, 0, 0), &ball, at(3, 0, 0), NULL).state, CAROM_INVALID_INPUT);
+}
+
+static void test_half_filled_hull_is_invalid(void** state) {
+    (void)state;
+    vec3s pts[40];
+    ref_rng rng = {5};
+    for (int i = 0; i < 40; ++i) {
+        pts[i] = v3((float)ref_rng_uniform(&rng, -1, 1), (float)ref_rng_uniform(&rng, -1, 1),
+                    (float)ref_rng_uniform(&rng, -1, 1));
+    }
+    carom_hull hull;
+    assert_int_equal(carom_hull_build(&hull, pts, 40), CAROM_OK);
+    carom_hull copy = hull;
+    copy.start_map = NULL;
+    carom_shape s = carom_hull_shape(&copy);
+    assert_false(carom_shape_is_valid(&s));
+    copy = hull;
+    copy.scan = NULL;
+    assert_false(carom_shape_is_valid(&s));
+    copy = hull;
+    copy.scan_count = 3;
+    assert_false(carom_shape_is_valid(&s));
+    carom_hull_destroy(&hull);
+}
+
+// --- randomized against the reference ---------------------------------------------
+
+static carom_shape random_primitive(ref_rng* rng) {
+    float sx = (float)ref_rng_uniform(rng, 0.05, 1), sy = (float)ref_rng_uniform(rng, 0.05, 1),
+          sz = (float)ref_rng_uniform(rng, 0.05, 1);
+    vec3s p = v3((float)ref_rng_uniform(rng, -1, 1), (float)ref_rng_uniform(rng, -1, 1), (float)ref_rng_uniform(rng, -1, 1));
+    vec3s q = v3((float)ref_rng_uniform(rng, -1, 1), (float)ref_rng_uniform(rng, -1, 1), (float)ref_rng_uniform(rng, -1, 1));
+    vec3s t = v3((float)ref_rng_uniform(rng, -1, 1), (float)ref_rng_uniform(rng, -1, 1), (float)ref_rng_uniform(rng, -1, 1));
+    float radius = ref_rng_next(rng) % 3 == 0 ? (float)ref_rng_uniform(rng, 0.01, 0.5) : 0.0f;
+    carom_shape s;
+    switch (ref_rng_next(rng) % 4) {
+        case 0: s = carom_box(v3(sx, sy, sz)); break;
+        case 1: s = carom_segment(p, q); break;
+        case 2: s = carom_triangle(p, q, t); break;
+        default: s = carom_point(v3_scale(p, 0.2f)); break;
+    }
+    s.radius = radius;
+    return s;
+}
+
+// Jolt's GJK tests draw 10,000 random cases; so do these: boxes, segments,
+// triangles and points, each possibly rounded, at random poses.
+static void test_ten_thousand_primitive_pairs(void** state) {
+    (void)state;
+    ref_rng rng = {2718};
+    int separated = 0;
+    for (int i = 0; i < 10000; ++i) {
+        carom_shape a = random_primitive(&rng), b = random_primitive(&rng);
+        carom_xform xa = random_pose(&rng, 0.5f), xb = random_pose(&rng, 2.0f);
+        double want = reference_distance(&a, xa, &b, xb, 8);
+        carom_distance_result r = carom_gjk_distance(&a, xa, &b, xb, NULL);
+        assert_int_equal(r.state, CAROM_DONE);
+        if (!(fabs(r.distance - want) <= 2e-5 * (1.0 + want))) {
+            fail_msg("case %d: types %d/%d radii %g/%g: carom %.9g reference %.9g", i, a.type, b.type, (double)a.radius,
+                     (double)b.radius, (double)r.distance, want);
+        }
+        carom_intersect_result x = carom_gjk_intersect(&a, xa, &b, xb, NULL);
+        if (want > 1e-4) assert_false(x.overlap);
+        if (want == 0.0 && r.overlap) assert_true(x.overlap);
+        separated += want > 0.0;
+    }
+    assert_true(separated > 3000 && separated < 9500);
+}
+
+// Curved cores against inscribed 180-sided polytopes. An inscribed polytope
+// is inside the shape, so its distance is an upper bound, too large by at
+// most the sagittas r (1 - cos(pi / 180)) of the two rims.
+static void test_curved_shapes_vs_reference(void** state) {
+    (void)state;
+    carom_shape shapes[4] = {carom_cylinder(0.4f, 0.3f), carom_cone(0.6f, 0.5f), carom_box(v3(1, 0.5f, 0.3f)),
+                             carom_capsule(v3(0, 0, -0.5f), v3(0, 0, 0.5f), 0.25f)};
+    const int sides = 180;
+    double sagitta[4] = {0.3 * (1 - cos(M_PI / sides)), 0.5 * (1 - cos(M_PI / sides)), 0.0, 0.0};
+    ref_rng rng = {1618};
+    for (int i = 0; i < 200; ++i) {
+        int ka = (int)(ref_rng_next(&rng) % 2), kb = (int)(ref_rng_next(&rng) % 4);
+        carom_xform xa = random_pose(&rng, 0.2f), xb = random_pose(&rng, 1.5f);
+        double upper = reference_distance(&shapes[ka], xa, &shapes[kb], xb, sides);
+        double lower = fmax(0.0, upper - sagitta[ka] - sagitta[kb]);
+        carom_distance_result r = carom_gjk_distance(&shapes[ka], xa, &shapes[kb], xb, NULL);
+        assert_int_equal(r.state, CAROM_DONE);
+        if (!(r.distance >= lower - 1e-5 && r.distance <= upper + 1e-5)) {
+            fail_msg("case %d (%d vs %d): carom %.9g, reference in [%.9g, %.9g]", i, ka, kb, (double)r.distance, lower, upper);
+        }
+    }
+}
+
+// Coherent motion with a cache: every warm answer equals the cold one.
+static void test_warm_equals_cold_on_sequences(void** state) {
+    (void)state;
+    carom_shape box = carom_box(v3(1, 0.5f, 0.3f));
+    carom_shape movers[4] = {carom_cylinder(0.4f, 0.3f), carom_cone(0.4f, 0.3f), carom_segment(v3(-1, 0, 0), v3(1, 0, 0)),
+                             carom_capsule(v3(0, 0, -0.4f), v3(0, 0, 0.4f), 0.3f)};
+    for (int k = 0; k < 4; ++k) {
+        carom_gjk_cache cache;
+        memset(&cache, 0, sizeof cache);
+        for (int f = 0; f < 4000; ++f) {
+            float t = 0.01f * (float)f;
+            carom_xform xb = carom_xform_make(v3(1.5f * sinf(t), 1.2f * cosf(1.3f * t), 0.8f * sinf(0.7f * t)),
+                                              v3(sinf(t), 1, cosf(t)), 3 * t);
+            carom_distance_result warm = carom_gjk_distance(&movers[k], at(0, 0, 0), &box, xb, &cache);
+            carom_distance_result cold = carom_gjk_distance(&movers[k], at(0, 0, 0), &box, xb, NULL);
+            assert_int_equal(warm.state, CAROM_DONE);
+            assert_true(warm.overlap == cold.overlap);
+            if (!(fabsf(warm.distance - cold.distance) <= 2e-5f)) {
+                fail_msg("shape %d frame %d: warm %.9g cold %.9g", k, f, (double)warm.distance, (double)cold.distance);
+            }
+        }
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sliver_tetrahedron_is_not_overlap),
+        cmocka_unit_test(test_stall_from_cache_restarts),
+        cmocka_unit_test(test_repeated_points_and_garbage_caches),
+        cmocka_unit_test(test_queries_agree_at_contact),
+        cmocka_unit_test(test_scale_invariance),
+        cmocka_unit_test(test_extreme_but_valid_shapes),
+        cmocka_unit_test(test_half_filled_hull_is_invalid),
+        cmocka_unit_test(test_ten_thousand_primitive_pairs),
+        cmocka_unit_test(test_curved_shapes_vs_reference),
+        cmocka_unit_test(test_warm_equals_cold_on_sequences),
+    };
+    // CAROM_TEST_FILTER=pattern runs only the matching tests.
+    if (getenv("CAROM_TEST_FILTER")) cmocka_set_test_filter(getenv("CAROM_TEST_FILTER"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
