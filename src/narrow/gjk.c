@@ -160,38 +160,44 @@ static float triple(f4 a, f4 b, f4 c) { return f4_dot(a, f4_cross(b, c)); }
 // A tetrahedron whose volume is below this fraction of (largest |p|)^3 is
 // flat: its sign says nothing, so it never encloses the origin.
 #define FLAT_TETRAHEDRON 1e-6f
+// Rounding in a triple product of vectors of length s is a few float
+// epsilons times s^3; a sub-volume within this many of zero has no sign.
+#define SUBVOLUME_NOISE (32.0f * FLT_EPSILON)
 
 // The tetrahedron p[0..3] (slots 0..3). Signed volumes decide: the origin is
-// inside only when all four sub-volumes share the whole volume's sign, and
-// otherwise the closest point lies on a face opposite a vertex whose
-// sub-volume has the wrong sign (on any face, when the tetrahedron is flat).
-// Deciding "inside" from each face's plane separately instead can call a
-// sliver tetrahedron enclosing when it is not, reporting overlap for shapes
-// well apart.
+// inside only when all four sub-volumes clearly share the whole volume's
+// sign. Otherwise the closest point lies on a face whose sub-volume has the
+// wrong sign or none to speak of (any face, when the tetrahedron is flat),
+// and GJK goes on from there, where the distance bounds decide reliably.
+// Deciding "inside" from each face's plane, or from sub-volumes within
+// rounding of zero, called slivers enclosing when they were not: overlap
+// reported for shapes 0.28 (and, near contact, 3e-5) apart.
 static void solve_tetrahedron(gjk_simplex* s, const f4 p[4]) {
     static const int faces[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};  // face i is opposite vertex i
     f4 a = p[0], b = p[1], c = p[2], d = p[3];
     float volume = triple(b - a, c - a, d - a);
     float size = sqrtf(max_f(max_f(f4_len2(a), f4_len2(b)), max_f(f4_len2(c), f4_len2(d))));
-    bool flat = fabsf(volume) <= FLAT_TETRAHEDRON * size * size * size;
-    float lambda[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    bool inside = false;
-    if (!flat) {
-        float inv = 1.0f / volume;
-        lambda[1] = triple(-a, c - a, d - a) * inv;
-        lambda[2] = triple(b - a, -a, d - a) * inv;
-        lambda[3] = triple(b - a, c - a, -a) * inv;
-        lambda[0] = 1.0f - lambda[1] - lambda[2] - lambda[3];
-        inside = lambda[0] >= 0.0f && lambda[1] >= 0.0f && lambda[2] >= 0.0f && lambda[3] >= 0.0f;
-    }
+    float size3 = size * size * size;
+    bool flat = fabsf(volume) <= FLAT_TETRAHEDRON * size3;
+    // Sub-volumes with the origin in place of each vertex, signed so that
+    // positive means the origin is on the inner side of the opposite face.
+    float sign = volume > 0.0f ? 1.0f : -1.0f;
+    float sub[4];
+    sub[1] = sign * triple(-a, c - a, d - a);
+    sub[2] = sign * triple(b - a, -a, d - a);
+    sub[3] = sign * triple(b - a, c - a, -a);
+    sub[0] = fabsf(volume) - sub[1] - sub[2] - sub[3];
+    const float noise = SUBVOLUME_NOISE * size3;
+    bool inside = !flat && sub[0] > noise && sub[1] > noise && sub[2] > noise && sub[3] > noise;
     if (inside) {
-        for (int i = 0; i < 4; ++i) s->bary[i] = lambda[i];
+        float inv = 1.0f / fabsf(volume);
+        for (int i = 0; i < 4; ++i) s->bary[i] = sub[i] * inv;
         return;
     }
     float best_d2 = FLT_MAX, best_w[3] = {1.0f, 0.0f, 0.0f};
     int best_face = 0, best_region = 1;
     for (int f = 0; f < 4; ++f) {
-        if (!flat && lambda[f] >= 0.0f) continue;  // the origin is on the inner side of this face
+        if (!flat && sub[f] > noise) continue;  // the origin is clearly on this face's inner side
         float w[3];
         f4 p0 = p[faces[f][0]], p1 = p[faces[f][1]], p2 = p[faces[f][2]];
         int region = closest_on_triangle(p0, p1, p2, w);
@@ -380,14 +386,34 @@ static float simplex_scale2(const gjk_simplex* s) {
 
 // --- the core loop ---------------------------------------------------------------------
 
+// Replaces the simplex by one vertex: its closest point, as the pair of
+// points on A and B that make it. No vertex indices go with it (-1).
+static void collapse_to_point(gjk_simplex* s) {
+    f4 pa = f4_zero(), pb = f4_zero();
+    for (int i = 0; i < 4; ++i) {
+        if (!(s->mask & (1u << i))) continue;
+        pa += s->wa[i] * s->bary[i];
+        pb += s->wb[i] * s->bary[i];
+    }
+    s->wa[0] = pa;
+    s->wb[0] = pb;
+    s->w[0] = pa - pb;
+    s->ia[0] = s->ib[0] = -1;
+    s->bary[0] = 1.0f;
+    s->mask = 1u;
+    s->count = 1;
+}
+
 // Result of the core loop, before radii and frames.
 typedef struct gjk_outcome {
     f4 v;             // closest point of the core CSO found, or the last axis
-    float scale;      // largest |w| seen: the size tolerances are relative to
+    float scale;      // the pair's scale (or the largest |w| seen): tolerances are relative to it
     int iterations;
     bool cores_touch; // cores overlap or are within stop_radius + touch tolerance
     bool separated;   // (stop_on_axis) a separating axis was proven
     bool unfinished;  // hit the iteration cap
+    bool at_floor;    // stopped by float's floor before the bounds met
+    float lower;      // best lower bound on the core distance seen
     bool invalid;     // a support returned a non-finite point
 } gjk_outcome;
 
@@ -401,7 +427,7 @@ typedef struct gjk_outcome {
 static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_simplex* s, float stop_radius,
                              bool stop_on_axis) {
     const float tol = CAROM_GJK_TOUCH_TOLERANCE;
-    gjk_outcome out = {f4_zero(), pair->scale, 0, false, false, false, false};
+    gjk_outcome out = {.v = f4_zero(), .scale = pair->scale, .lower = -FLT_MAX};
     f4 v;
     float vv;
     if (simplex_from_cache(pair, cache, s)) {
@@ -420,8 +446,8 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
         v = initial_axis(pair, cache);
         vv = FLT_MAX;  // v is a direction, not yet a point of the CSO
     }
-    bool restarted = false;
-    gjk_simplex before_restart;
+    bool collapsed = false, restarted = false;
+    gjk_simplex before_restart = {.count = 0};
     f4 v_before_restart = v;
     float vv_before_restart = FLT_MAX;
     for (;;) {
@@ -439,6 +465,7 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
         }
         if (pair->scale == 0.0f && w2 > out.scale * out.scale) out.scale = sqrtf(w2);
         float vw = f4_dot(v, w), v_len = sqrtf(f4_len2(v));
+        if (v_len > 0.0f) out.lower = max_f(out.lower, vw / v_len);
         // The plane through w normal to v separates the origin from the core
         // CSO by vw/|v|: apart when that beats the radii, the touch tolerance
         // and the rounding of v.w. Closer calls run on to convergence and
@@ -474,29 +501,40 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
         if (vv_new < vv) {
             v = v_new;
             vv = vv_new;
+            collapsed = false;
             continue;
         }
-        // No progress although the bounds are still apart: keep the old
-        // simplex. Either the remaining descent is below float resolution (v
-        // is as good as float gets; the lower bound is what lags), or
-        // rounding in this simplex hides a real one (seen with long thin
-        // simplices rebuilt from a cache: 8e-4 off). Starting afresh once
-        // from the current direction tells them apart; the closer of the two
-        // answers stands.
+        // No progress although the bounds are still apart: rounding in this
+        // simplex (a sliver, or one rebuilt from a cache) hides the descent.
+        // Keep the old simplex. First remedy: keep only its closest point,
+        // as a single vertex (pa and pb are convex combinations of support
+        // points, so pa - pb is a point of the CSO); the next support makes
+        // a well-conditioned segment with it. Curved cores in near contact
+        // otherwise stopped 1.5e-5 short of touching. Second remedy, once:
+        // start afresh from the current direction (a long thin simplex from
+        // a cache stopped 8e-4 high). The closer answer stands.
         s->mask = old_mask;
         s->count = old_count;
         for (int i = 0; i < 4; ++i) s->bary[i] = old_bary[i];
-        if (restarted) {
-            if (vv_before_restart < vv) *s = before_restart, v = v_before_restart;
-            break;
+        if (!collapsed) {
+            collapse_to_point(s);
+            collapsed = true;
+            continue;
         }
-        restarted = true;
-        before_restart = *s;
-        v_before_restart = v;
-        vv_before_restart = vv;
-        s->mask = 0;
-        s->count = 0;
-        vv = FLT_MAX;
+        if (!restarted) {
+            restarted = true;
+            before_restart = *s;
+            v_before_restart = v;
+            vv_before_restart = vv;
+            s->mask = 0;
+            s->count = 0;
+            vv = FLT_MAX;
+            collapsed = false;
+            continue;
+        }
+        out.at_floor = true;
+        if (vv_before_restart < vv) *s = before_restart, v = v_before_restart;
+        break;
     }
     out.v = v;
     return out;
@@ -538,9 +576,15 @@ static carom_query_state run_gjk(const carom_shape* a, carom_xform xf_a, const c
 }
 
 // Shapes whose cores are within the radii plus the touch tolerance overlap.
-// Both queries decide by this, so they always agree.
+// Both queries decide by this, so they agree. When float's floor stopped GJK
+// with the bounds still apart (curved cores in near contact: the upper bound
+// |v| tiny, the lower bound not proving separation), the pair counts as
+// touching if it is within CAROM_GJK_FLOOR_TOLERANCE of the scale.
 static bool outcome_overlaps(const gjk_outcome* g, float radius) {
-    return g->cores_touch || sqrtf(f4_len2(g->v)) - radius <= CAROM_GJK_TOUCH_TOLERANCE * g->scale;
+    float gap = sqrtf(f4_len2(g->v)) - radius;
+    if (g->cores_touch || gap <= CAROM_GJK_TOUCH_TOLERANCE * g->scale) return true;
+    return g->at_floor && gap <= CAROM_GJK_FLOOR_TOLERANCE * g->scale &&
+           g->lower - radius <= CAROM_GJK_TOUCH_TOLERANCE * g->scale;
 }
 
 carom_distance_result carom_gjk_distance(const carom_shape* a, carom_xform xf_a, const carom_shape* b,
