@@ -9,6 +9,10 @@
 
 #include "core/internal.h"
 
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
+
 typedef float f4 __attribute__((vector_size(16)));
 typedef int32_t i4 __attribute__((vector_size(16)));
 
@@ -36,6 +40,14 @@ static inline f4 f4_select(i4 mask, f4 a, f4 b) { return (f4)(((i4)a & mask) | (
 static inline f4 f4_abs(f4 a) { return (f4)((i4)a & ~(i4)(f4){-0.0f, -0.0f, -0.0f, -0.0f}); }
 static inline f4 f4_max(f4 a, f4 b) { return f4_select(a > b, a, b); }
 static inline float f4_max3(f4 a) { return a[0] > a[1] ? (a[0] > a[2] ? a[0] : a[2]) : (a[1] > a[2] ? a[1] : a[2]); }
+// Bit i set where lane i (of the first three) has its sign bit clear.
+static inline int f4_positive_mask3(f4 a) {
+#if defined(__SSE__)
+    return ~_mm_movemask_ps((__m128)a) & 7;
+#else
+    return !signbit(a[0]) | !signbit(a[1]) << 1 | !signbit(a[2]) << 2;
+#endif
+}
 static inline bool f4_equal3(f4 a, f4 b) { return a[0] == b[0] && a[1] == b[1] && a[2] == b[2]; }
 
 // A rotation kept both ways round, so that R v and R^T v are each three

@@ -447,7 +447,7 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
         vv = FLT_MAX;  // v is a direction, not yet a point of the CSO
     }
     bool collapsed = false, restarted = false;
-    gjk_simplex before_restart = {.count = 0};
+    gjk_simplex before_restart;  // written when restarting, read only after
     f4 v_before_restart = v;
     float vv_before_restart = FLT_MAX;
     for (;;) {

@@ -258,7 +258,7 @@ CAROM_FORCE_INLINE f4 carom_support_core4(const carom_shape* s, f4 d, int hint, 
         }
         case CAROM_SHAPE_BOX: {
             f4 p = f4_copysign(f4_from(s->u.half_extents), d);
-            *feature = (p[0] > 0.0f) | (p[1] > 0.0f) << 1 | (p[2] > 0.0f) << 2;
+            *feature = f4_positive_mask3(p);  // the corner's sign bits, as carom_core_vertex reads them
             return p;
         }
         case CAROM_SHAPE_HULL: {
