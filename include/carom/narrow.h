@@ -55,7 +55,7 @@ typedef struct carom_gjk_cache {
     int index_b[4];  ///< their vertex indices on B
     int hint_a;      ///< last support vertex on A (hill-climbing start on hulls)
     int hint_b;      ///< last support vertex on B
-    int valid;       ///< nonzero once a query has written the cache
+    int valid;       ///< 0: empty; 2: the last query proved a separating axis (tried first next time); 1: otherwise
 } carom_gjk_cache;
 
 /// The core features that carry the closest points: up to 3 feature indices

@@ -358,7 +358,12 @@ static bool simplex_from_cache(const gjk_pair* pair, const carom_gjk_cache* cach
     return true;
 }
 
-static void cache_store(carom_gjk_cache* cache, f4 axis, const gjk_pair* pair, const gjk_simplex* s) {
+// carom_gjk_cache.valid: written by a query that ended apart by a separating
+// axis, or otherwise.
+#define CACHE_SEPARATED 2
+#define CACHE_WRITTEN 1
+
+static void cache_store(carom_gjk_cache* cache, f4 axis, const gjk_pair* pair, const gjk_simplex* s, bool separated) {
     if (!cache) return;
     if (f4_len2(axis) > 0.0f) cache->axis = f4_to(axis);
     cache->hint_a = pair->hint_a;
@@ -373,7 +378,7 @@ static void cache_store(carom_gjk_cache* cache, f4 axis, const gjk_pair* pair, c
         n++;
     }
     cache->count = indexed ? n : 0;
-    cache->valid = 1;
+    cache->valid = separated ? CACHE_SEPARATED : CACHE_WRITTEN;
 }
 
 static float simplex_scale2(const gjk_simplex* s) {
@@ -430,7 +435,12 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
     gjk_outcome out = {.v = f4_zero(), .scale = pair->scale, .lower = -FLT_MAX};
     f4 v;
     float vv;
-    if (simplex_from_cache(pair, cache, s)) {
+    // A boolean query whose last answer was a separating axis tries that axis
+    // first: on coherent motion it usually separates again with one support
+    // call, cheaper than rebuilding the simplex. Otherwise the rebuilt
+    // simplex may already enclose the origin (no support call at all).
+    bool axis_first = stop_on_axis && cache && cache->valid == CACHE_SEPARATED;
+    if (!axis_first && simplex_from_cache(pair, cache, s)) {
         v = simplex_solve(s);
         vv = f4_len2(v);
         if (pair->scale == 0.0f) out.scale = sqrtf(simplex_scale2(s));
@@ -571,7 +581,7 @@ static carom_query_state run_gjk(const carom_shape* a, carom_xform xf_a, const c
     if (!pair_setup(&pair, a, xf_a, b, xf_b, cache)) return CAROM_INVALID_INPUT;
     *g = gjk_cores(&pair, cache, s, a->radius + b->radius, stop_on_axis);
     if (g->invalid) return CAROM_INVALID_INPUT;
-    cache_store(cache, g->v, &pair, s);
+    cache_store(cache, g->v, &pair, s, g->separated);
     return g->unfinished ? CAROM_MAX_ITERATIONS : CAROM_DONE;
 }
 
