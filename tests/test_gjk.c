@@ -16,12 +16,7 @@
 #include "core/internal.h"
 #include "mesh_io.h"
 #include "reference.h"
-
-static carom_xform at(float x, float y, float z) {
-    carom_xform xf = carom_xform_identity();
-    xf.p = v3(x, y, z);
-    return xf;
-}
+#include "test_poses.h"
 
 static void assert_near(float got, float want, float tol) {
     if (!(fabsf(got - want) <= tol)) fail_msg("got %.9g, want %.9g (tol %.3g)", (double)got, (double)want, (double)tol);
@@ -291,15 +286,6 @@ static void reference_of(const carom_hull* h, carom_xform xf, ref_polytope* out)
     }
     assert_int_equal(ref_polytope_build(out, (const double(*)[3])pts, h->vertex_count), REF_POLYTOPE_OK);
     free(pts);
-}
-
-static carom_xform random_pose(ref_rng* rng, float spread) {
-    double q[4];
-    ref_rng_unit_quat(rng, q);
-    carom_xform xf = {v3((float)ref_rng_uniform(rng, -spread, spread), (float)ref_rng_uniform(rng, -spread, spread),
-                         (float)ref_rng_uniform(rng, -spread, spread)),
-                      {{(float)q[0], (float)q[1], (float)q[2], (float)q[3]}}};
-    return xf;
 }
 
 // Is p on the posed hull's surface (within tol)?

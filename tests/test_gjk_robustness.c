@@ -15,21 +15,7 @@
 #include "carom/carom.h"
 #include "core/internal.h"
 #include "reference.h"
-
-static carom_xform at(float x, float y, float z) {
-    carom_xform xf = carom_xform_identity();
-    xf.p = v3(x, y, z);
-    return xf;
-}
-
-static carom_xform random_pose(ref_rng* rng, float spread) {
-    double q[4];
-    ref_rng_unit_quat(rng, q);
-    carom_xform xf = {v3((float)ref_rng_uniform(rng, -spread, spread), (float)ref_rng_uniform(rng, -spread, spread),
-                         (float)ref_rng_uniform(rng, -spread, spread)),
-                      {{(float)q[0], (float)q[1], (float)q[2], (float)q[3]}}};
-    return xf;
-}
+#include "test_poses.h"
 
 static void assert_near(double got, double want, double tol) {
     if (!(fabs(got - want) <= tol)) fail_msg("got %.9g, want %.9g (tol %.3g)", got, want, tol);
