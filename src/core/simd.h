@@ -63,13 +63,5 @@ static inline f4 f4_rot_apply(const f4_rot* r, f4 v) {
 static inline f4 f4_rot_apply_transposed(const f4_rot* r, f4 v) {
     return r->row[0] * v[0] + r->row[1] * v[1] + r->row[2] * v[2];
 }
-static inline f4_rot f4_rot_from(const carom_rot* m) {
-    f4_rot r;
-    for (int i = 0; i < 3; ++i) {
-        r.row[i] = f4_from(m->row[i]);
-        r.col[i] = f4_make(m->row[0].raw[i], m->row[1].raw[i], m->row[2].raw[i]);
-    }
-    return r;
-}
 
 #endif
