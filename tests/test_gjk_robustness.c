@@ -357,7 +357,8 @@ static void test_curved_shapes_vs_reference(void** state) {
     }
 }
 
-// Coherent motion with a cache: every warm answer equals the cold one.
+// Coherent motion with a cache: every warm answer equals the cold one, to
+// the tolerances.
 static void test_warm_equals_cold_on_sequences(void** state) {
     (void)state;
     carom_shape box = carom_box(v3(1, 0.5f, 0.3f));
@@ -374,7 +375,10 @@ static void test_warm_equals_cold_on_sequences(void** state) {
             carom_distance_result cold = carom_gjk_distance(&movers[k], at(0, 0, 0), &box, xb, NULL);
             assert_int_equal(warm.state, CAROM_DONE);
             assert_true(warm.overlap == cold.overlap);
-            if (!(fabsf(warm.distance - cold.distance) <= 2e-5f)) {
+            // Both are upper bounds; where float stops the descent on the
+            // curved cores they may differ by the documented 1e-5 of the
+            // pair's scale (about 3.5 here).
+            if (!(fabsf(warm.distance - cold.distance) <= 3.5e-5f)) {
                 fail_msg("shape %d frame %d: warm %.9g cold %.9g", k, f, (double)warm.distance, (double)cold.distance);
             }
         }

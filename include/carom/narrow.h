@@ -18,7 +18,9 @@ CAROM_EXTERN_C_BEGIN
 /// GJK stops when the distance estimate can improve by no more than this
 /// fraction of itself (dimensionless). Distances are therefore accurate to
 /// about this relative error, and to float precision relative to the size of
-/// the shapes and their separation.
+/// the shapes and their separation. Curved cores (cylinders, cones) converge
+/// slowly, and where float rounding stops the descent first the distance is
+/// an upper bound within about 1e-5 of the pair's scale (see below).
 #define CAROM_GJK_RELATIVE_TOLERANCE 1e-5f
 
 /// Surfaces closer than this fraction of the pair's scale count as touching:
@@ -61,6 +63,9 @@ typedef struct carom_gjk_cache {
 /// The core features that carry the closest points: up to 3 feature indices
 /// on one shape (1 = vertex, 2 = edge, 3 = face), as returned by the
 /// support mapping (-1 for shapes without indices: sphere, cylinder, ...).
+/// After GJK recovers from a float stall (about 1 in 1,000 near-contact
+/// pairs) one entry may be -1 on any shape: the recovered point is a blend
+/// of vertices rather than one of them.
 typedef struct carom_witness {
     int count;
     int index[3];

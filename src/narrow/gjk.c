@@ -137,7 +137,10 @@ static int closest_on_triangle(f4 a, f4 b, f4 c, float w[3]) {
     // In exact arithmetic sum > 0 here; rounding on a sliver triangle can
     // leave it zero or negative, and then its edges decide.
     if (!(sum > 0.0f)) return closest_on_flat_triangle(a, b, c, w);
-    float inv = 1.0f / sum;
+    // Rounding can leave one weight slightly negative here; clamp it, so
+    // that the witness points stay on the shapes.
+    va = max_f(va, 0.0f), vb = max_f(vb, 0.0f), vc = max_f(vc, 0.0f);
+    float inv = 1.0f / (va + vb + vc);
     w[0] = va * inv, w[1] = vb * inv, w[2] = vc * inv;
     return 7;
 }
@@ -253,17 +256,26 @@ static f4 simplex_solve(gjk_simplex* s) {
     for (int i = 0; i < n; ++i) {
         if (s->mask & (1u << slots[i])) q[k] = p[i], qw[k++] = s->bary[slots[i]];
     }
-    f4 v = q[0];
+    // The barycentric point is a true point of the CSO; the projection onto
+    // the edge's or face's own normal has the better direction. Use the
+    // projection only where the two agree to rounding: for a sliver whose
+    // region test rounding got wrong, the plane's closest point lies off the
+    // face, inside the true distance (seen: 2e-5 short on a cylinder).
+    f4 v = q[0] * qw[0] + q[1] * qw[1] + q[2] * qw[2];
+    f4 projected = v;
     if (k == 2) {
         // a - ab (ab.a)/|ab|^2, written as ab x (a x ab) / |ab|^2.
         f4 ab = q[1] - q[0];
         float len2 = f4_len2(ab);
-        if (len2 > 0.0f) v = f4_cross(ab, f4_cross(q[0], ab)) * (1.0f / len2);
+        if (len2 > 0.0f) projected = f4_cross(ab, f4_cross(q[0], ab)) * (1.0f / len2);
     } else if (k == 3) {
         f4 nrm = f4_cross(q[1] - q[0], q[2] - q[0]);
         float len2 = f4_len2(nrm);
-        v = len2 > 0.0f ? nrm * (f4_dot(nrm, q[0]) / len2) : q[0] * qw[0] + q[1] * qw[1] + q[2] * qw[2];
+        if (len2 > 0.0f) projected = nrm * (f4_dot(nrm, q[0]) / len2);
     }
+    float size = max_f(max_f(f4_len2(q[0]), f4_len2(q[1])), f4_len2(q[2]));
+    const float agree = 64.0f * FLT_EPSILON;
+    if (f4_len2(projected - v) <= agree * agree * size) v = projected;
     return v * unscale;
 }
 
@@ -325,10 +337,16 @@ static bool pair_setup(gjk_pair* pair, const carom_shape* a, carom_xform xf_a, c
 // The first search direction: the cached axis when there is a usable one,
 // otherwise from B's origin towards A's.
 static f4 initial_axis(const gjk_pair* pair, const carom_gjk_cache* cache) {
-    if (cache && cache->valid && carom_vec3_is_valid(cache->axis) && v3_len2(cache->axis) > 0.0f) {
-        return f4_from(cache->axis);
+    // Unit length: a cached axis with a denormal squared length (garbage, or
+    // an axis from touching shapes) would round |v| down and inflate the
+    // lower bound v.w / |v| into a false proof of separation.
+    if (cache && cache->valid && carom_vec3_is_valid(cache->axis)) {
+        f4 axis = f4_from(cache->axis);
+        float len2 = f4_len2(axis);
+        if (len2 >= FLT_MIN) return axis * (1.0f / sqrtf(len2));
     }
-    return f4_len2(pair->pos_b) > 0.0f ? -pair->pos_b : f4_make(1.0f, 0.0f, 0.0f);
+    float len2 = f4_len2(pair->pos_b);
+    return len2 >= FLT_MIN ? -pair->pos_b : f4_make(1.0f, 0.0f, 0.0f);
 }
 
 // Rebuilds the cached simplex at the current poses from its vertex indices:
@@ -462,7 +480,11 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
     float vv_before_restart = FLT_MAX;
     for (;;) {
         if (out.iterations == CAROM_GJK_MAX_ITERATIONS) {
+            // Curved cores in near contact can creep towards each other for
+            // the whole budget without ever stalling outright: judge the
+            // result by the float-floor rule too.
             out.unfinished = true;
+            out.at_floor = true;
             break;
         }
         int slot = add_support(s, pair, -v);
@@ -543,8 +565,14 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
             continue;
         }
         out.at_floor = true;
-        if (vv_before_restart < vv) *s = before_restart, v = v_before_restart;
         break;
+    }
+    // After a restart the closer of the two answers stands, whichever way
+    // the loop ended (a restart on the last iteration leaves no simplex).
+    if (restarted && !out.cores_touch && !out.separated &&
+        (s->count == 0 || vv_before_restart < f4_len2(v))) {
+        *s = before_restart;
+        v = v_before_restart;
     }
     out.v = v;
     return out;
