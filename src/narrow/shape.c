@@ -105,12 +105,11 @@ static bool hull_is_built(const carom_hull* h) {
            h->vertex_count >= 4 && h->scan_count == ((h->vertex_count + 3) & ~3);
 }
 
-// 0 for invalid, 1 for valid.
-static int shape_check(const carom_shape* s, int depth) {
+static bool shape_check(const carom_shape* s, int depth) {
     // The depth cap also rejects shapes that refer to themselves, which would
     // otherwise recurse forever in the support mapping.
-    if (!s || depth > CAROM_MAX_SHAPE_DEPTH) return 0;
-    if (!(s->radius >= 0.0f && s->radius <= CAROM_MAX_COORDINATE)) return 0;
+    if (!s || depth > CAROM_MAX_SHAPE_DEPTH) return false;
+    if (!(s->radius >= 0.0f && s->radius <= CAROM_MAX_COORDINATE)) return false;
     switch (s->type) {
         case CAROM_SHAPE_POINT: return carom_vec3_is_valid(s->u.point);
         case CAROM_SHAPE_SEGMENT:
@@ -128,20 +127,19 @@ static int shape_check(const carom_shape* s, int depth) {
         case CAROM_SHAPE_HULL: return hull_is_built(s->u.hull);
         case CAROM_SHAPE_AFFINE:
             for (int c = 0; c < 3; ++c) {
-                if (!carom_vec3_is_valid(s->u.affine.linear.col[c])) return 0;
+                if (!carom_vec3_is_valid(s->u.affine.linear.col[c])) return false;
             }
-            return carom_vec3_is_valid(s->u.affine.translation) ? shape_check(s->u.affine.child, depth + 1) : 0;
+            return carom_vec3_is_valid(s->u.affine.translation) && shape_check(s->u.affine.child, depth + 1);
         case CAROM_SHAPE_MINKOWSKI_SUM:
-        case CAROM_SHAPE_CONVEX_HULL: {
+        case CAROM_SHAPE_CONVEX_HULL:
             return shape_check(s->u.pair.first, depth + 1) && shape_check(s->u.pair.second, depth + 1);
-        }
         case CAROM_SHAPE_CUSTOM: return s->u.custom.fn != NULL;
         case CAROM_SHAPE_TYPE_COUNT: break;
     }
-    return 0;  // an unknown type tag
+    return false;  // an unknown type tag
 }
 
-bool carom_shape_is_valid(const carom_shape* shape) { return shape_check(shape, 0) != 0; }
+bool carom_shape_is_valid(const carom_shape* shape) { return shape_check(shape, 0); }
 
 float carom_shape_extent(const carom_shape* s) {
     float core = 0.0f;
