@@ -28,7 +28,7 @@ passed=0
 failed=0
 for exe in $(find "$build/test-clang/tests" -type f -perm -u+x \( -name 'test_*' -o -name 'selftest_*' \) | sort); do
     name=$(basename "$exe")
-    if valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+    if CAROM_TEST_LIGHT=1 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
         "$exe" >"$build/test-clang/$name.valgrind.log" 2>&1; then
         passed=$((passed + 1))
     else

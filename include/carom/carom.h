@@ -5,5 +5,6 @@
 #include "base.h"
 #include "shape.h"
 #include "narrow.h"
+#include "mid.h"
 
 #endif

@@ -52,11 +52,15 @@ static inline vec3s v3_cross(vec3s a, vec3s b) {
 static inline vec3s v3_mad(vec3s a, vec3s b, float s) {  // a + b * s
     return v3(a.x + b.x * s, a.y + b.y * s, a.z + b.z * s);
 }
+// Plain comparisons, not fminf/fmaxf: those are library calls at -O2 (they
+// must order NaN), and every caller here has validated its inputs as finite.
+static inline float carom_minf(float a, float b) { return a < b ? a : b; }
+static inline float carom_maxf(float a, float b) { return a > b ? a : b; }
 static inline vec3s v3_min(vec3s a, vec3s b) {
-    return v3(fminf(a.x, b.x), fminf(a.y, b.y), fminf(a.z, b.z));
+    return v3(carom_minf(a.x, b.x), carom_minf(a.y, b.y), carom_minf(a.z, b.z));
 }
 static inline vec3s v3_max(vec3s a, vec3s b) {
-    return v3(fmaxf(a.x, b.x), fmaxf(a.y, b.y), fmaxf(a.z, b.z));
+    return v3(carom_maxf(a.x, b.x), carom_maxf(a.y, b.y), carom_maxf(a.z, b.z));
 }
 static inline vec3s v3_abs(vec3s a) { return v3(fabsf(a.x), fabsf(a.y), fabsf(a.z)); }
 static inline float v3_max_abs(vec3s a) { return fmaxf(fabsf(a.x), fmaxf(fabsf(a.y), fabsf(a.z))); }

@@ -1,0 +1,194 @@
+/// carom — mid phase: triangle meshes with a bounding-volume tree, and the
+/// queries that stand on it (box overlap, ray cast, shape cast, mesh against
+/// mesh).
+///
+/// A mesh copies the caller's vertices and triangle indices: the caller's
+/// arrays may be freed as soon as `carom_mesh_create` returns. The tree is
+/// built once, in the mesh's local frame; every query takes the mesh's pose
+/// and brings the query object into that frame, never the mesh out of it.
+///
+/// Triangles are reported by their index in the caller's index array
+/// (triangle i is indices[3i .. 3i+2]). No query allocates; every traversal
+/// stack is bounded by the tree depth, which the build caps at
+/// `CAROM_MESH_MAX_DEPTH`, so no query can drop a result for lack of stack.
+#ifndef CAROM_MID_H
+#define CAROM_MID_H
+
+#include "shape.h"
+
+CAROM_EXTERN_C_BEGIN
+
+/// The deepest tree any build produces (root at depth 0). A midpoint split
+/// that would go deeper (clusters of tiny triangles far from the rest)
+/// switches that subtree to splitting by count, which halves it per level.
+#define CAROM_MESH_MAX_DEPTH 96
+
+/// The most triangles one mesh may have (2^26); more gives
+/// `CAROM_ERR_CAPACITY`. The boxtree packs child counts into 26 bits.
+#define CAROM_MESH_MAX_TRIANGLES (1 << 26)
+
+/// Which bounding-volume tree a mesh builds.
+typedef enum carom_tree_kind {
+    /// AABB tree, split at the middle of the longest axis of the node's box,
+    /// each triangle going to the side holding its centroid (the seed
+    /// slides). 32 bytes per node. The default.
+    CAROM_TREE_AABB = 0,
+    /// AABB tree split by a binned surface-area heuristic (16 bins, on the
+    /// centroid bounds' longest axis). Same nodes and queries; kept to
+    /// compare build cost and query speed with the midpoint split.
+    CAROM_TREE_AABB_SAH,
+    /// Zachmann's boxtree ("Minimal Hierarchical Collision Detection",
+    /// 2002): the same midpoint splits, but each child stores only the one
+    /// face that differs from its parent's box, quantized to 16 bits within
+    /// the parent's extent (rounded outward, so boxes stay conservative).
+    /// 8 bytes per inner node, one triangle per leaf: under 8 bytes per
+    /// triangle.
+    CAROM_TREE_BOXTREE,
+} carom_tree_kind;
+
+/// How to build a mesh. `{0}` is valid: an AABB tree with the default leaf
+/// size.
+typedef struct carom_mesh_desc {
+    carom_tree_kind tree;
+    /// Most triangles in one leaf of an AABB tree, 1 to 16; 0 means the
+    /// default (`CAROM_MESH_DEFAULT_LEAF_SIZE`). The boxtree always has one.
+    int leaf_size;
+} carom_mesh_desc;
+
+/// Default triangles per AABB-tree leaf.
+#define CAROM_MESH_DEFAULT_LEAF_SIZE 2
+
+/// A triangle mesh and its tree. Create with `carom_mesh_create`, free with
+/// `carom_mesh_destroy`. The fields are read-only for the caller.
+typedef struct carom_mesh {
+    int vertex_count;
+    int triangle_count;
+    /// Triangles whose area is zero in float (repeated vertices, collinear
+    /// vertices). They are kept and indexed, boxes include them, but they
+    /// never report a hit: no query has a normal to give for them.
+    int degenerate_count;
+    carom_tree_kind tree;
+    int node_count;     ///< tree nodes (the boxtree counts inner nodes only)
+    int depth;          ///< deepest leaf, at most CAROM_MESH_MAX_DEPTH
+    size_t tree_bytes;  ///< memory of the tree nodes alone
+    size_t total_bytes; ///< everything the mesh owns
+    carom_aabb bounds;  ///< box of all vertices, local frame
+    struct carom_mesh_data* data; ///< private
+} carom_mesh;
+
+/// Copies `vertex_count` vertices and `triangle_count` index triples and
+/// builds the tree chosen in `desc` (NULL: defaults).
+///
+/// Returns:
+/// - `CAROM_OK`, with `*out` filled;
+/// - `CAROM_ERR_INVALID_ARG`: NULL pointers (arrays may be NULL only with a
+///   zero count), negative counts, no triangles, a vertex that is NaN, Inf or
+///   beyond `CAROM_MAX_COORDINATE`, an index outside [0, vertex_count), or a
+///   leaf size outside [0, 16];
+/// - `CAROM_ERR_CAPACITY`: more than `CAROM_MESH_MAX_TRIANGLES` triangles;
+/// - `CAROM_ERR_OUT_OF_MEMORY`.
+/// On any error `*out` is zeroed and nothing is left allocated.
+CAROM_API carom_status carom_mesh_create(const vec3s* vertices, int vertex_count, const int* indices,
+                                         int triangle_count, const carom_mesh_desc* desc,
+                                         carom_mesh* out);
+
+/// Frees what the mesh owns and zeroes it. NULL and zeroed meshes are fine.
+CAROM_API void carom_mesh_destroy(carom_mesh* mesh);
+
+/// Moves the vertices (a deforming mesh) and refits the tree: leaf boxes
+/// first, then each parent as the box of its children; the tree's topology
+/// is kept, so query results equal those of a fresh build of the moved
+/// vertices while speed degrades as the motion tangles the tree.
+/// `vertex_count` must equal the mesh's. The degenerate count is updated.
+///
+/// Returns `CAROM_OK`, or `CAROM_ERR_INVALID_ARG` (NULL, a count mismatch,
+/// or a non-finite or too-large vertex), in which case the mesh is
+/// unchanged.
+CAROM_API carom_status carom_mesh_refit(carom_mesh* mesh, const vec3s* vertices, int vertex_count);
+
+/// The corners of triangle `triangle` (caller's numbering), local frame.
+/// Out-of-range indices give three zero vectors.
+typedef struct carom_mesh_corners {
+    vec3s a, b, c;
+} carom_mesh_corners;
+CAROM_API carom_mesh_corners carom_mesh_triangle(const carom_mesh* mesh, int triangle);
+
+/// How a query ended and what it cost.
+typedef struct carom_mesh_query_result {
+    carom_query_state state; ///< CAROM_DONE or CAROM_INVALID_INPUT
+    int found;               ///< results reported (pairs, triangles)
+    bool stopped;            ///< the callback returned false
+    int node_tests;          ///< bounding-box tests made
+    int triangle_tests;      ///< exact triangle tests made
+} carom_mesh_query_result;
+
+/// Called once per result; return false to stop the query.
+typedef bool carom_mesh_triangle_fn(void* user, int triangle);
+
+/// Every triangle of the mesh (at `pose`) that intersects the world box
+/// `box`, closed sets: touching counts. The box is brought into the mesh's
+/// frame, where it is an oriented box; triangles are tested exactly against
+/// it by the separating-axis test (13 axes), in float.
+/// Invalid input (NULL mesh or fn, invalid pose or box): `CAROM_INVALID_INPUT`
+/// and no calls.
+CAROM_API carom_mesh_query_result carom_mesh_overlap_box(const carom_mesh* mesh, carom_xform pose,
+                                                         carom_aabb box,
+                                                         carom_mesh_triangle_fn* fn, void* user);
+
+/// Where a ray or a cast first meets a mesh.
+typedef struct carom_mesh_hit {
+    carom_query_state state; ///< CAROM_DONE or CAROM_INVALID_INPUT
+    bool hit;
+    int triangle;            ///< caller's triangle index, -1 without a hit
+    float fraction;          ///< of the ray's translation, in [0, 1]
+    vec3s point;             ///< world contact point
+    vec3s normal;            ///< world unit normal of the triangle, facing the ray's origin
+} carom_mesh_hit;
+
+/// Which hit a ray cast returns.
+typedef enum carom_ray_mode {
+    CAROM_RAY_CLOSEST = 0, ///< the hit with the least fraction (ties: lowest triangle index)
+    CAROM_RAY_ANY,         ///< the first hit found: cheapest, for visibility tests
+} carom_ray_mode;
+
+/// Casts `ray` (world, origin + t * translation for t in [0, 1]) against both
+/// sides of every triangle. A ray starting on a triangle hits it at 0. A
+/// zero translation tests the origin point alone. Invalid input gives
+/// `CAROM_INVALID_INPUT` and no hit.
+CAROM_API carom_mesh_hit carom_mesh_raycast(const carom_mesh* mesh, carom_xform pose, carom_ray ray,
+                                            carom_ray_mode mode);
+
+/// One overlapping triangle pair: a triangle of the first mesh and one of the
+/// second (callers' numbering).
+typedef struct carom_triangle_pair {
+    int a;
+    int b;
+} carom_triangle_pair;
+
+/// Called once per overlapping pair; return false to stop (first hit).
+typedef bool carom_mesh_pair_fn(void* user, carom_triangle_pair pair);
+
+/// Every pair of intersecting triangles between mesh `a` at `pose_a` and
+/// mesh `b` at `pose_b` (closed triangles: touching counts), each pair once,
+/// in a deterministic order. Both trees are descended together in `a`'s
+/// frame, always unfolding the node with the larger box; node pairs are
+/// culled by the separating-axis test on the boxes' six face normals, leaf
+/// pairs decided by an exact-in-structure triangle–triangle test in float.
+/// Pass a callback that returns false for the first hit only. Any mix of
+/// tree kinds works. Invalid input gives `CAROM_INVALID_INPUT` and no calls.
+CAROM_API carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose_a,
+                                                     const carom_mesh* b, carom_xform pose_b,
+                                                     carom_mesh_pair_fn* fn, void* user);
+
+/// Collects pairs into `pairs` (capacity `capacity`); `found` in the result
+/// counts all of them, so `found > capacity` means the buffer was short.
+/// `first_only` stops at the first pair.
+CAROM_API carom_mesh_query_result carom_mesh_collide_pairs(const carom_mesh* a, carom_xform pose_a,
+                                                           const carom_mesh* b, carom_xform pose_b,
+                                                           bool first_only,
+                                                           carom_triangle_pair* pairs,
+                                                           int capacity);
+
+CAROM_EXTERN_C_END
+
+#endif

@@ -1,0 +1,193 @@
+// Triangle meshes: validation, copies, the tree build and refit.
+#include <string.h>
+
+#include "mid/mesh_internal.h"
+
+static bool triangle_is_degenerate(vec3s a, vec3s b, vec3s c) {
+    return v3_len2(v3_cross(v3_sub(b, a), v3_sub(c, a))) == 0.0f;
+}
+
+static void free_data(struct carom_mesh_data* d) {
+    if (!d) return;
+    carom_free(d->vertices);
+    carom_free(d->triangles);
+    carom_free(d->ids);
+    carom_free(d->position);
+    carom_free(d->aabb_nodes);
+    carom_free(d->box_nodes);
+    carom_free(d);
+}
+
+static void free_build(mid_build* b) {
+    carom_free(b->tri_min);
+    carom_free(b->tri_max);
+    carom_free(b->centroid);
+    carom_free(b->order);
+}
+
+static carom_status check_arguments(const vec3s* vertices, int vertex_count, const int* indices,
+                                    int triangle_count, const carom_mesh_desc* desc) {
+    if (vertex_count <= 0 || triangle_count <= 0 || !vertices || !indices) {
+        return CAROM_ERR_INVALID_ARG;
+    }
+    if (triangle_count > CAROM_MESH_MAX_TRIANGLES) return CAROM_ERR_CAPACITY;
+    if (desc && (desc->leaf_size < 0 || desc->leaf_size > 16 || desc->tree < CAROM_TREE_AABB ||
+                 desc->tree > CAROM_TREE_BOXTREE)) {
+        return CAROM_ERR_INVALID_ARG;
+    }
+    for (int i = 0; i < vertex_count; ++i) {
+        if (!carom_vec3_is_valid(vertices[i])) return CAROM_ERR_INVALID_ARG;
+    }
+    for (long i = 0; i < 3L * triangle_count; ++i) {
+        if (indices[i] < 0 || indices[i] >= vertex_count) return CAROM_ERR_INVALID_ARG;
+    }
+    return CAROM_OK;
+}
+
+static carom_status prepare_build(mid_build* b, const vec3s* vertices, const int* indices, int n) {
+    b->vertices = vertices;
+    b->triangles = (const int32_t(*)[3])indices;
+    b->count = n;
+    b->tri_min = carom_alloc((size_t)n * sizeof(vec3s));
+    b->tri_max = carom_alloc((size_t)n * sizeof(vec3s));
+    b->centroid = carom_alloc((size_t)n * sizeof(vec3s));
+    b->order = carom_alloc((size_t)n * sizeof(int32_t));
+    if (!b->tri_min || !b->tri_max || !b->centroid || !b->order) return CAROM_ERR_OUT_OF_MEMORY;
+    for (int t = 0; t < n; ++t) {
+        vec3s a = vertices[indices[3 * t]], c = vertices[indices[3 * t + 1]],
+              e = vertices[indices[3 * t + 2]];
+        b->tri_min[t] = v3_min(a, v3_min(c, e));
+        b->tri_max[t] = v3_max(a, v3_max(c, e));
+        // The centroid of the box, not of the corners: long thin triangles
+        // then go to the side most of their box is on.
+        b->centroid[t] = v3_scale(v3_add(b->tri_min[t], b->tri_max[t]), 0.5f);
+        b->order[t] = t;
+    }
+    return CAROM_OK;
+}
+
+// Fills the tree-ordered triangles, ids and the inverse map, and counts
+// degenerate triangles.
+static void store_triangles(carom_mesh* mesh, const int* indices, const int32_t* order) {
+    struct carom_mesh_data* d = mesh->data;
+    int degenerate = 0;
+    for (int p = 0; p < mesh->triangle_count; ++p) {
+        int t = order[p];
+        for (int k = 0; k < 3; ++k) d->triangles[p][k] = indices[3 * t + k];
+        bool flat = triangle_is_degenerate(d->vertices[d->triangles[p][0]],
+                                           d->vertices[d->triangles[p][1]],
+                                           d->vertices[d->triangles[p][2]]);
+        degenerate += flat;
+        d->ids[p] = t | (flat ? MID_DEGENERATE_BIT : 0);
+        d->position[t] = p;
+    }
+    mesh->degenerate_count = degenerate;
+}
+
+static carom_aabb vertex_bounds(const vec3s* v, int n) {
+    carom_aabb box = {v[0], v[0]};
+    for (int i = 1; i < n; ++i) {
+        box.min = v3_min(box.min, v[i]);
+        box.max = v3_max(box.max, v[i]);
+    }
+    return box;
+}
+
+carom_status carom_mesh_create(const vec3s* vertices, int vertex_count, const int* indices,
+                               int triangle_count, const carom_mesh_desc* desc, carom_mesh* out) {
+    if (!out) return CAROM_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    carom_status status = check_arguments(vertices, vertex_count, indices, triangle_count, desc);
+    if (status != CAROM_OK) return status;
+
+    carom_mesh mesh = {0};
+    mesh.vertex_count = vertex_count;
+    mesh.triangle_count = triangle_count;
+    mesh.tree = desc ? desc->tree : CAROM_TREE_AABB;
+    struct carom_mesh_data* d = carom_alloc(sizeof *d);
+    if (!d) return CAROM_ERR_OUT_OF_MEMORY;
+    memset(d, 0, sizeof *d);
+    mesh.data = d;
+    d->leaf_size = mesh.tree == CAROM_TREE_BOXTREE ? 1
+                   : (desc && desc->leaf_size > 0) ? desc->leaf_size
+                                                   : CAROM_MESH_DEFAULT_LEAF_SIZE;
+    size_t nv = (size_t)vertex_count, nt = (size_t)triangle_count;
+    d->vertices = carom_alloc(nv * sizeof *d->vertices);
+    d->triangles = carom_alloc(nt * sizeof *d->triangles);
+    d->ids = carom_alloc(nt * sizeof *d->ids);
+    d->position = carom_alloc(nt * sizeof *d->position);
+    mid_build b = {0};
+    status = CAROM_ERR_OUT_OF_MEMORY;
+    if (d->vertices && d->triangles && d->ids && d->position) {
+        memcpy(d->vertices, vertices, nv * sizeof *d->vertices);
+        status = prepare_build(&b, vertices, indices, triangle_count);
+    }
+    if (status == CAROM_OK) {
+        status = mesh.tree == CAROM_TREE_BOXTREE
+                     ? mid_boxtree_build(&mesh, &b)
+                     : mid_aabb_tree_build(&mesh, &b, mesh.tree == CAROM_TREE_AABB_SAH);
+    }
+    if (status == CAROM_OK) {
+        store_triangles(&mesh, indices, b.order);
+        mesh.bounds = vertex_bounds(d->vertices, vertex_count);
+        mesh.total_bytes = sizeof *d + nv * sizeof *d->vertices + nt * (sizeof *d->triangles +
+                           sizeof *d->ids + sizeof *d->position) + mesh.tree_bytes;
+        *out = mesh;
+    } else {
+        free_data(d);
+    }
+    free_build(&b);
+    return status;
+}
+
+void carom_mesh_destroy(carom_mesh* mesh) {
+    if (!mesh) return;
+    free_data(mesh->data);
+    memset(mesh, 0, sizeof *mesh);
+}
+
+carom_status carom_mesh_refit(carom_mesh* mesh, const vec3s* vertices, int vertex_count) {
+    if (!mesh || !mesh->data || !vertices || vertex_count != mesh->vertex_count) {
+        return CAROM_ERR_INVALID_ARG;
+    }
+    for (int i = 0; i < vertex_count; ++i) {
+        if (!carom_vec3_is_valid(vertices[i])) return CAROM_ERR_INVALID_ARG;
+    }
+    struct carom_mesh_data* d = mesh->data;
+    memcpy(d->vertices, vertices, (size_t)vertex_count * sizeof *d->vertices);
+    int degenerate = 0;
+    for (int p = 0; p < mesh->triangle_count; ++p) {
+        bool flat = triangle_is_degenerate(d->vertices[d->triangles[p][0]],
+                                           d->vertices[d->triangles[p][1]],
+                                           d->vertices[d->triangles[p][2]]);
+        degenerate += flat;
+        d->ids[p] = (d->ids[p] & MID_ID_MASK) | (flat ? MID_DEGENERATE_BIT : 0);
+    }
+    mesh->degenerate_count = degenerate;
+    if (mesh->tree == CAROM_TREE_BOXTREE) {
+        mid_boxtree_refit(mesh);
+    } else {
+        mid_aabb_tree_refit(mesh);
+    }
+    mesh->bounds = vertex_bounds(d->vertices, vertex_count);
+    return CAROM_OK;
+}
+
+carom_mesh_corners carom_mesh_triangle(const carom_mesh* mesh, int triangle) {
+    carom_mesh_corners t = {v3(0, 0, 0), v3(0, 0, 0), v3(0, 0, 0)};
+    if (!mesh || !mesh->data || triangle < 0 || triangle >= mesh->triangle_count) return t;
+    vec3s v[3];
+    mid_triangle(mesh->data, mesh->data->position[triangle], v);
+    t.a = v[0];
+    t.b = v[1];
+    t.c = v[2];
+    return t;
+}
+
+mid_node mid_root(const carom_mesh* mesh) {
+    const struct carom_mesh_data* d = mesh->data;
+    if (mesh->tree != CAROM_TREE_BOXTREE) return mid_aabb_handle(d->aabb_nodes, 0);
+    mid_node n = {d->root_min, d->root_max, mesh->triangle_count > 1 ? 0 : -1, 0,
+                  mesh->triangle_count};
+    return n;
+}

@@ -1,0 +1,152 @@
+// The private side of carom_mesh: storage, the two node formats, and the
+// node handle every traversal walks with, whichever tree it is.
+#ifndef CAROM_MESH_INTERNAL_H
+#define CAROM_MESH_INTERNAL_H
+
+#include "carom/mid.h"
+#include "core/internal.h"
+
+// Triangle ids keep their degenerate flag in a spare high bit: the mesh caps
+// triangle counts at 2^26, and the flag is read wherever the id is.
+#define MID_DEGENERATE_BIT (1 << 30)
+#define MID_ID_MASK (MID_DEGENERATE_BIT - 1)
+
+// AABB tree node, 32 bytes. A leaf holds triangles [first, first + count) of
+// the tree-ordered arrays; an inner node (count == 0) has its children at
+// `first` and `first + 1`, so siblings share a cache line.
+typedef struct mid_aabb_node {
+    float min[3];
+    int32_t first;
+    float max[3];
+    int32_t count;
+} mid_aabb_node;
+
+// Boxtree inner node, 8 bytes. Nodes are in pre-order; a node covers a range
+// of the tree-ordered triangles, of which the left child takes the first
+// `left_count` (a range of one triangle is a leaf, not a node). So the left
+// child is the next node and the right child is `left_count` nodes further
+// (the left subtree has left_count - 1 inner nodes). Each child's box is its
+// parent's with one face moved inward: face code = axis * 2 + (1 for the max
+// face), plane = that face's position quantized in the parent's extent.
+typedef struct mid_boxtree_node {
+    uint32_t packed;  // left_count << 6 | left face << 3 | right face
+    uint16_t plane[2];
+} mid_boxtree_node;
+
+#define MID_BOXTREE_QUANT 65535.0f
+
+struct carom_mesh_data {
+    vec3s* vertices;         // caller's order
+    int32_t (*triangles)[3]; // tree order
+    int32_t* ids;            // tree order -> caller's index, | MID_DEGENERATE_BIT
+    int32_t* position;       // caller's index -> tree order
+    mid_aabb_node* aabb_nodes;
+    mid_boxtree_node* box_nodes;
+    vec3s root_min, root_max;  // the boxtree's root box (triangles only)
+    int leaf_size;
+};
+
+// A node during traversal: its box (mesh frame), its triangle range, and
+// where it lives in its tree (AABB node index; boxtree inner node index, or
+// -1 for a one-triangle leaf).
+typedef struct mid_node {
+    vec3s min, max;
+    int index;
+    int first, count;
+} mid_node;
+
+static inline bool mid_is_leaf(const carom_mesh* mesh, const mid_node* n) {
+    return mesh->tree == CAROM_TREE_BOXTREE ? n->index < 0 : mesh->data->aabb_nodes[n->index].count > 0;
+}
+
+mid_node mid_root(const carom_mesh* mesh);
+
+static inline mid_node mid_aabb_handle(const mid_aabb_node* nodes, int index) {
+    const mid_aabb_node* a = &nodes[index];
+    mid_node n = {v3(a->min[0], a->min[1], a->min[2]), v3(a->max[0], a->max[1], a->max[2]), index,
+                  a->first, a->count};
+    return n;
+}
+
+// The moved face of a boxtree child, from its parent's interval [lo, hi] on
+// the face's axis. The max face counts down from hi and the min face up from
+// lo, so the extreme codes give the parent's face exactly and the build can
+// round every plane outward with this very expression.
+static inline float mid_boxtree_plane(float lo, float hi, unsigned q, bool max_face) {
+    float step = (hi - lo) * (1.0f / MID_BOXTREE_QUANT);
+    return max_face ? hi - (float)(65535u - q) * step : lo + (float)q * step;
+}
+
+static inline void mid_boxtree_child_box(vec3s* min, vec3s* max, unsigned face, unsigned q) {
+    unsigned axis = face >> 1;
+    bool max_face = face & 1;
+    float v = mid_boxtree_plane(min->raw[axis], max->raw[axis], q, max_face);
+    if (max_face) {
+        max->raw[axis] = v;
+    } else {
+        min->raw[axis] = v;
+    }
+}
+
+// The two children of an inner node.
+static inline void mid_children(const carom_mesh* mesh, const mid_node* n, mid_node* left,
+                                mid_node* right) {
+    if (mesh->tree != CAROM_TREE_BOXTREE) {
+        const mid_aabb_node* nodes = mesh->data->aabb_nodes;
+        int c = nodes[n->index].first;
+        *left = mid_aabb_handle(nodes, c);
+        *right = mid_aabb_handle(nodes, c + 1);
+        return;
+    }
+    const mid_boxtree_node* b = &mesh->data->box_nodes[n->index];
+    int left_count = (int)(b->packed >> 6);
+    left->min = right->min = n->min;
+    left->max = right->max = n->max;
+    mid_boxtree_child_box(&left->min, &left->max, (b->packed >> 3) & 7u, b->plane[0]);
+    mid_boxtree_child_box(&right->min, &right->max, b->packed & 7u, b->plane[1]);
+    left->first = n->first;
+    left->count = left_count;
+    right->first = n->first + left_count;
+    right->count = n->count - left_count;
+    left->index = left_count > 1 ? n->index + 1 : -1;
+    right->index = right->count > 1 ? n->index + left_count : -1;
+}
+
+// Fetches triangle `t` (tree order) in the mesh frame.
+static inline void mid_triangle(const struct carom_mesh_data* d, int t, vec3s v[3]) {
+    v[0] = d->vertices[d->triangles[t][0]];
+    v[1] = d->vertices[d->triangles[t][1]];
+    v[2] = d->vertices[d->triangles[t][2]];
+}
+
+// --- builds and refits (aabb_tree.c, boxtree.c) -----------------------------
+// Scratch shared by the builds: per-triangle boxes and centroids in caller
+// order, and the order being partitioned.
+typedef struct mid_build {
+    const vec3s* vertices;
+    const int32_t (*triangles)[3];  // caller order
+    vec3s* tri_min;
+    vec3s* tri_max;
+    vec3s* centroid;
+    int32_t* order;  // tree order -> caller's index
+    int count;
+} mid_build;
+
+int mid_partition(mid_build* b, int first, int count, vec3s box_min, vec3s box_max, int depth);
+void mid_range_box(const mid_build* b, int first, int count, vec3s* min, vec3s* max);
+
+carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah);
+void mid_aabb_tree_refit(carom_mesh* mesh);
+carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b);
+void mid_boxtree_refit(carom_mesh* mesh);
+
+// --- exact primitive tests (triangle.c) --------------------------------------
+// Closed triangles; false for a degenerate one.
+bool mid_triangles_intersect(const vec3s a[3], const vec3s b[3]);
+// Closed triangle against the box |x_i| <= half_i, triangle in the box's frame.
+bool mid_triangle_box_intersect(const vec3s v[3], vec3s half);
+// Ray p + t d, t in [0, t_max], against a closed triangle from either side.
+// Writes t on a hit.
+bool mid_ray_triangle(vec3s p, vec3s d, const vec3s v[3], float t_max, float* t);
+
+#endif

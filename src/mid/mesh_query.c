@@ -1,0 +1,225 @@
+// Queries of one mesh: box overlap and ray cast. Both bring the query into
+// the mesh's frame and walk its tree with a bounded stack.
+#include "mid/mesh_query.h"
+
+// Relative slack on every box cull: the query is transformed in float, and a
+// box test must never reject a triangle the exact leaf test would accept.
+#define MID_CULL_SLACK 1e-5f
+
+static bool mesh_is_usable(const carom_mesh* mesh) {
+    return mesh && mesh->data && mesh->triangle_count > 0;
+}
+
+static float mesh_scale(const carom_mesh* mesh) {
+    return carom_maxf(v3_max_abs(mesh->bounds.min), v3_max_abs(mesh->bounds.max));
+}
+
+// --- box overlap -----------------------------------------------------------------
+
+bool mid_box_query_init(const carom_mesh* mesh, carom_xform pose, carom_aabb box,
+                        mid_box_query* q) {
+    if (!carom_xform_is_valid(pose) || !carom_aabb_is_valid(box)) return false;
+    q->rot = carom_rot_from_quat(pose.q);
+    vec3s center = v3_scale(v3_add(box.min, box.max), 0.5f);
+    q->half = v3_scale(v3_sub(box.max, box.min), 0.5f);
+    // Mesh-frame centre; the box's axes in the mesh frame are the rows of rot.
+    q->center = rot_apply_transposed(&q->rot, v3_sub(center, pose.p));
+    for (int i = 0; i < 3; ++i) {
+        q->abs_row[i] = v3_abs(q->rot.row[i]);
+    }
+    float scale = mesh_scale(mesh) + v3_max_abs(q->center) + v3_max_abs(q->half);
+    q->slack = MID_CULL_SLACK * scale;
+    if (!isfinite(q->slack) || !carom_vec3_is_valid(q->center)) return false;
+    return true;
+}
+
+bool mid_box_query_triangle(const mid_box_query* q, const vec3s v[3]) {
+    vec3s w[3];
+    for (int k = 0; k < 3; ++k) w[k] = rot_apply(&q->rot, v3_sub(v[k], q->center));
+    return mid_triangle_box_intersect(w, q->half);
+}
+
+// The query's oriented box against a node's box, on the six face normals.
+static bool box_overlaps_node(const mid_box_query* q, const mid_node* n) {
+    vec3s nc = v3_scale(v3_add(n->min, n->max), 0.5f);
+    vec3s ne = v3_scale(v3_sub(n->max, n->min), 0.5f);
+    vec3s d = v3_sub(nc, q->center);
+    // Mesh axes: the box's extent along mesh axis i is sum_k |rot_ki| half_k.
+    vec3s ext = rot_apply_transposed(&(carom_rot){{q->abs_row[0], q->abs_row[1], q->abs_row[2]}},
+                                     q->half);
+    for (int i = 0; i < 3; ++i) {
+        if (fabsf(d.raw[i]) > ne.raw[i] + ext.raw[i] + q->slack) return false;
+    }
+    // Box axes: row k of rot.
+    for (int k = 0; k < 3; ++k) {
+        float r = v3_dot(q->abs_row[k], ne) + q->half.raw[k] + q->slack;
+        if (fabsf(v3_dot(q->rot.row[k], d)) > r) return false;
+    }
+    return true;
+}
+
+carom_mesh_query_result carom_mesh_overlap_box(const carom_mesh* mesh, carom_xform pose,
+                                               carom_aabb box, carom_mesh_triangle_fn* fn,
+                                               void* user) {
+    carom_mesh_query_result r = {0};
+    mid_box_query q;
+    if (!mesh_is_usable(mesh) || !fn || !mid_box_query_init(mesh, pose, box, &q)) {
+        r.state = CAROM_INVALID_INPUT;
+        return r;
+    }
+    const struct carom_mesh_data* d = mesh->data;
+    mid_node stack[CAROM_MESH_MAX_DEPTH + 2];
+    int top = 0;
+    stack[top++] = mid_root(mesh);
+    while (top > 0) {
+        mid_node n = stack[--top];
+        ++r.node_tests;
+        if (!box_overlaps_node(&q, &n)) continue;
+        if (mid_is_leaf(mesh, &n)) {
+            for (int t = n.first; t < n.first + n.count; ++t) {
+                if (d->ids[t] & MID_DEGENERATE_BIT) continue;
+                vec3s v[3];
+                mid_triangle(d, t, v);
+                ++r.triangle_tests;
+                if (!mid_box_query_triangle(&q, v)) continue;
+                ++r.found;
+                if (!fn(user, d->ids[t] & MID_ID_MASK)) {
+                    r.stopped = true;
+                    return r;
+                }
+            }
+            continue;
+        }
+        // Right first so the left subtree is visited first: results come in
+        // tree order.
+        mid_children(mesh, &n, &stack[top + 1], &stack[top]);
+        top += 2;
+    }
+    return r;
+}
+
+// --- ray cast --------------------------------------------------------------------
+
+bool mid_ray_init(const carom_mesh* mesh, carom_xform pose, carom_ray ray, mid_ray* q) {
+    if (!carom_xform_is_valid(pose) || !carom_vec3_is_valid(ray.origin) ||
+        !carom_vec3_is_valid(ray.translation)) {
+        return false;
+    }
+    q->rot = carom_rot_from_quat(pose.q);
+    q->origin = rot_apply_transposed(&q->rot, v3_sub(ray.origin, pose.p));
+    q->dir = rot_apply_transposed(&q->rot, ray.translation);
+    if (!carom_vec3_is_valid(q->origin) || !carom_vec3_is_valid(q->dir)) return false;
+    float scale = mesh_scale(mesh) + v3_max_abs(q->origin) + v3_max_abs(q->dir);
+    q->slack = MID_CULL_SLACK * scale;
+    for (int k = 0; k < 3; ++k) {
+        // 1/0 is an infinite slope: the slab is crossed everywhere or never,
+        // and the inflated box keeps 0 * inf (a NaN) from ever arising.
+        q->inv_dir.raw[k] = 1.0f / q->dir.raw[k];
+    }
+    return true;
+}
+
+// Entry parameter of the ray into the (inflated) node box, or INFINITY.
+static float ray_enter(const mid_ray* q, const mid_node* n, float t_max) {
+    float t0 = 0.0f, t1 = t_max;
+    for (int k = 0; k < 3; ++k) {
+        float a = (n->min.raw[k] - q->slack - q->origin.raw[k]) * q->inv_dir.raw[k];
+        float b = (n->max.raw[k] + q->slack - q->origin.raw[k]) * q->inv_dir.raw[k];
+        t0 = carom_maxf(t0, carom_minf(a, b));
+        t1 = carom_minf(t1, carom_maxf(a, b));
+    }
+    return t0 <= t1 ? t0 : INFINITY;
+}
+
+// Best hit so far: least t, ties to the lower caller index.
+typedef struct ray_best {
+    float t;
+    int id;
+    int position;
+} ray_best;
+
+static bool ray_leaf(const carom_mesh* mesh, const mid_ray* q, const mid_node* n, ray_best* best,
+                     carom_mesh_query_result* r, bool any) {
+    const struct carom_mesh_data* d = mesh->data;
+    for (int p = n->first; p < n->first + n->count; ++p) {
+        if (d->ids[p] & MID_DEGENERATE_BIT) continue;
+        vec3s v[3];
+        mid_triangle(d, p, v);
+        ++r->triangle_tests;
+        float t;
+        if (!mid_ray_triangle(q->origin, q->dir, v, best->t, &t)) continue;
+        int id = d->ids[p] & MID_ID_MASK;
+        if (t < best->t || (t == best->t && id < best->id)) {
+            best->t = t;
+            best->id = id;
+            best->position = p;
+            if (any) return true;
+        }
+    }
+    return false;
+}
+
+static carom_mesh_hit make_hit(const carom_mesh* mesh, const mid_ray* q, carom_ray ray,
+                               const ray_best* best) {
+    carom_mesh_hit hit = {0};
+    hit.triangle = -1;
+    if (best->position < 0) return hit;
+    vec3s v[3];
+    mid_triangle(mesh->data, best->position, v);
+    vec3s n = v3_cross(v3_sub(v[1], v[0]), v3_sub(v[2], v[0]));
+    if (v3_dot(n, q->dir) > 0.0f) n = v3_neg(n);
+    n = rot_apply(&q->rot, n);
+    hit.hit = true;
+    hit.triangle = best->id;
+    hit.fraction = best->t;
+    hit.point = v3_mad(ray.origin, ray.translation, best->t);
+    hit.normal = v3_scale(n, 1.0f / sqrtf(v3_len2(n)));
+    return hit;
+}
+
+carom_mesh_hit carom_mesh_raycast(const carom_mesh* mesh, carom_xform pose, carom_ray ray,
+                                  carom_ray_mode mode) {
+    carom_mesh_hit none = {0};
+    none.triangle = -1;
+    mid_ray q;
+    if (!mesh_is_usable(mesh) || !mid_ray_init(mesh, pose, ray, &q)) {
+        none.state = CAROM_INVALID_INPUT;
+        return none;
+    }
+    if (v3_len2(q.dir) == 0.0f) return none;  // a point has nothing to cross
+    bool any = mode == CAROM_RAY_ANY;
+    ray_best best = {1.0f, 0x7fffffff, -1};
+    carom_mesh_query_result stats = {0};
+    struct {
+        mid_node node;
+        float t;
+    } stack[CAROM_MESH_MAX_DEPTH + 2];
+    int top = 0;
+    stack[top].node = mid_root(mesh);
+    stack[top].t = ray_enter(&q, &stack[top].node, best.t);
+    ++top;
+    while (top > 0) {
+        --top;
+        if (stack[top].t > best.t) continue;  // found something closer meanwhile
+        mid_node n = stack[top].node;
+        if (mid_is_leaf(mesh, &n)) {
+            if (ray_leaf(mesh, &q, &n, &best, &stats, any)) break;
+            continue;
+        }
+        mid_node c[2];
+        mid_children(mesh, &n, &c[0], &c[1]);
+        float t0 = ray_enter(&q, &c[0], best.t), t1 = ray_enter(&q, &c[1], best.t);
+        int near = t1 < t0;  // visit the nearer child first: push it last
+        float tn = near ? t1 : t0, tf = near ? t0 : t1;
+        if (tf <= best.t) {
+            stack[top].node = c[1 - near];
+            stack[top++].t = tf;
+        }
+        if (tn <= best.t) {
+            stack[top].node = c[near];
+            stack[top++].t = tn;
+        }
+    }
+    carom_mesh_hit hit = make_hit(mesh, &q, ray, &best);
+    return hit;
+}

@@ -1,0 +1,47 @@
+// Query set-up shared by the tree traversals and, through the tests, by the
+// brute-force loops they are checked against: both must transform the query
+// and run the leaf test the same way for their result sets to be equal.
+#ifndef CAROM_MESH_QUERY_H
+#define CAROM_MESH_QUERY_H
+
+#include "mid/mesh_internal.h"
+
+// A world box in a mesh's frame: centre, the box's axes as the rows of `rot`
+// (the mesh's rotation), half extents.
+typedef struct mid_box_query {
+    carom_rot rot;
+    vec3s abs_row[3];
+    vec3s center;
+    vec3s half;
+    float slack;
+} mid_box_query;
+
+bool mid_box_query_init(const carom_mesh* mesh, carom_xform pose, carom_aabb box, mid_box_query* q);
+// The leaf test of carom_mesh_overlap_box on one triangle (mesh frame).
+bool mid_box_query_triangle(const mid_box_query* q, const vec3s v[3]);
+
+// A world ray in a mesh's frame.
+typedef struct mid_ray {
+    carom_rot rot;
+    vec3s origin, dir, inv_dir;
+    float slack;
+} mid_ray;
+
+bool mid_ray_init(const carom_mesh* mesh, carom_xform pose, carom_ray ray, mid_ray* q);
+
+// Mesh b's frame relative to mesh a's: x_a = rot * x_b + trans.
+typedef struct mid_pair_frame {
+    carom_rot rot;
+    vec3s abs_row[3];  // |rot| by rows
+    vec3s abs_col[3];  // |rot| by columns (rows of |rot|^T)
+    vec3s trans;
+    float slack;
+} mid_pair_frame;
+
+bool mid_pair_frame_init(const carom_mesh* a, carom_xform pose_a, const carom_mesh* b,
+                         carom_xform pose_b, mid_pair_frame* f);
+// The leaf test of carom_mesh_collide: triangle va of a against vb of b,
+// each in its own mesh's frame.
+bool mid_pair_frame_triangles(const mid_pair_frame* f, const vec3s va[3], const vec3s vb[3]);
+
+#endif

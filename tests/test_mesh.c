@@ -1,0 +1,347 @@
+// Triangle meshes and their trees: validation, tree invariants for every
+// tree kind, depth bounds on hostile inputs, refit, allocation failure.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "carom/carom.h"
+#include "mesh_io.h"
+#include "mid/mesh_internal.h"
+#include "reference.h"
+
+static const carom_tree_kind KINDS[] = {CAROM_TREE_AABB, CAROM_TREE_AABB_SAH, CAROM_TREE_BOXTREE};
+#define KIND_COUNT 3
+
+// A random soup: n triangles with corners near random centres in a cube.
+typedef struct soup {
+    vec3s* v;
+    int* idx;
+    int n;
+} soup;
+
+static soup make_soup(int n, float spread, float size, unsigned long long seed) {
+    soup s = {malloc(sizeof(vec3s) * 3 * (size_t)n), malloc(sizeof(int) * 3 * (size_t)n), n};
+    ref_rng rng = {seed};
+    for (int t = 0; t < n; ++t) {
+        vec3s c = {{(float)ref_rng_uniform(&rng, -spread, spread),
+                    (float)ref_rng_uniform(&rng, -spread, spread),
+                    (float)ref_rng_uniform(&rng, -spread, spread)}};
+        for (int k = 0; k < 3; ++k) {
+            s.v[3 * t + k] = (vec3s){{c.x + (float)ref_rng_uniform(&rng, -size, size),
+                                      c.y + (float)ref_rng_uniform(&rng, -size, size),
+                                      c.z + (float)ref_rng_uniform(&rng, -size, size)}};
+            s.idx[3 * t + k] = 3 * t + k;
+        }
+    }
+    return s;
+}
+
+static void free_soup(soup* s) {
+    free(s->v);
+    free(s->idx);
+}
+
+static bool box_contains(const mid_node* n, vec3s p) {
+    for (int k = 0; k < 3; ++k) {
+        if (p.raw[k] < n->min.raw[k] || p.raw[k] > n->max.raw[k]) return false;
+    }
+    return true;
+}
+
+static bool box_within(const mid_node* inner, const mid_node* outer) {
+    return box_contains(outer, inner->min) && box_contains(outer, inner->max);
+}
+
+// Walks the tree: every triangle in exactly one leaf and inside its leaf's
+// box, every box inside its parent's, depth as reported and within the cap.
+static void walk(const carom_mesh* m, const mid_node* n, int depth, int* seen, int* max_depth) {
+    assert_true(depth <= CAROM_MESH_MAX_DEPTH);
+    if (depth > *max_depth) *max_depth = depth;
+    const struct carom_mesh_data* d = m->data;
+    if (mid_is_leaf(m, n)) {
+        assert_true(n->count >= 1);
+        if (m->tree != CAROM_TREE_BOXTREE) assert_true(n->count <= d->leaf_size);
+        for (int p = n->first; p < n->first + n->count; ++p) {
+            vec3s v[3];
+            mid_triangle(d, p, v);
+            for (int k = 0; k < 3; ++k) assert_true(box_contains(n, v[k]));
+            seen[d->ids[p] & MID_ID_MASK]++;
+        }
+        return;
+    }
+    mid_node l, r;
+    mid_children(m, n, &l, &r);
+    assert_true(box_within(&l, n) && box_within(&r, n));
+    if (m->tree == CAROM_TREE_BOXTREE) {
+        // Boxtree children carry their ranges; they must tile the parent's.
+        assert_int_equal(l.first, n->first);
+        assert_int_equal(l.count + r.count, n->count);
+        assert_true(l.count > 0 && r.count > 0);
+    }
+    walk(m, &l, depth + 1, seen, max_depth);
+    walk(m, &r, depth + 1, seen, max_depth);
+}
+
+static void check_tree(const carom_mesh* m) {
+    int* seen = calloc((size_t)m->triangle_count, sizeof(int));
+    int max_depth = 0;
+    mid_node root = mid_root(m);
+    walk(m, &root, 0, seen, &max_depth);
+    for (int t = 0; t < m->triangle_count; ++t) assert_int_equal(seen[t], 1);
+    assert_int_equal(max_depth, m->depth);
+    free(seen);
+}
+
+static void test_tree_invariants_on_soups(void** state) {
+    (void)state;
+    int sizes[] = {1, 2, 3, 17, 500};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
+        soup so = make_soup(sizes[s], 5.0f, 0.5f, 11 + s);
+        for (int k = 0; k < KIND_COUNT; ++k) {
+            for (int leaf = 0; leaf <= 16; leaf += 4) {
+                carom_mesh_desc desc = {KINDS[k], leaf};
+                carom_mesh m;
+                assert_int_equal(carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &m), CAROM_OK);
+                assert_int_equal(m.triangle_count, so.n);
+                check_tree(&m);
+                for (int t = 0; t < so.n; ++t) {
+                    carom_mesh_corners c = carom_mesh_triangle(&m, t);
+                    assert_memory_equal(&c.a, &so.v[3 * t], sizeof(vec3s));
+                    assert_memory_equal(&c.c, &so.v[3 * t + 2], sizeof(vec3s));
+                }
+                carom_mesh_destroy(&m);
+                assert_null(m.data);
+            }
+        }
+        free_soup(&so);
+    }
+}
+
+// Zachmann's budget: the boxtree's nodes take at most 8 bytes per triangle.
+static void test_boxtree_memory(void** state) {
+    (void)state;
+    soup so = make_soup(1000, 5.0f, 0.5f, 3);
+    carom_mesh_desc desc = {CAROM_TREE_BOXTREE, 0};
+    carom_mesh m;
+    assert_int_equal(carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &m), CAROM_OK);
+    assert_true(m.tree_bytes <= 8 * (size_t)so.n);
+    assert_int_equal(m.node_count, so.n - 1);
+    carom_mesh_destroy(&m);
+    free_soup(&so);
+}
+
+// Hostile layouts for a midpoint split: a geometric cluster (each triangle
+// half the distance of the last from the origin, so every split peels off
+// one) and many copies of one triangle (no plane separates them). Depth must
+// stay within the cap and every triangle must still be found.
+static void test_depth_is_bounded(void** state) {
+    (void)state;
+    enum { N = 400 };
+    vec3s* v = malloc(sizeof(vec3s) * 3 * N);
+    int* idx = malloc(sizeof(int) * 3 * N);
+    for (int layout = 0; layout < 2; ++layout) {
+        for (int t = 0; t < N; ++t) {
+            float x = layout == 0 ? ldexpf(1.0f, -(t % 120)) : 1.0f;
+            float s = layout == 0 ? x * 0.1f : 0.5f;
+            v[3 * t] = (vec3s){{x, 0, 0}};
+            v[3 * t + 1] = (vec3s){{x + s, 0, 0}};
+            v[3 * t + 2] = (vec3s){{x, s, 0}};
+            for (int k = 0; k < 3; ++k) idx[3 * t + k] = 3 * t + k;
+        }
+        for (int k = 0; k < KIND_COUNT; ++k) {
+            carom_mesh_desc desc = {KINDS[k], 1};
+            carom_mesh m;
+            assert_int_equal(carom_mesh_create(v, 3 * N, idx, N, &desc, &m), CAROM_OK);
+            assert_true(m.depth <= CAROM_MESH_MAX_DEPTH);
+            check_tree(&m);
+            carom_mesh_destroy(&m);
+        }
+    }
+    free(v);
+    free(idx);
+}
+
+static void test_invalid_arguments(void** state) {
+    (void)state;
+    vec3s v[4] = {{{0, 0, 0}}, {{1, 0, 0}}, {{0, 1, 0}}, {{0, 0, 1}}};
+    int idx[6] = {0, 1, 2, 0, 2, 3};
+    carom_mesh m;
+    memset(&m, 0xab, sizeof m);
+    assert_int_equal(carom_mesh_create(NULL, 4, idx, 2, NULL, &m), CAROM_ERR_INVALID_ARG);
+    assert_null(m.data);
+    assert_int_equal(carom_mesh_create(v, 4, NULL, 2, NULL, &m), CAROM_ERR_INVALID_ARG);
+    assert_int_equal(carom_mesh_create(v, 4, idx, 2, NULL, NULL), CAROM_ERR_INVALID_ARG);
+    assert_int_equal(carom_mesh_create(v, 0, idx, 2, NULL, &m), CAROM_ERR_INVALID_ARG);
+    assert_int_equal(carom_mesh_create(v, 4, idx, 0, NULL, &m), CAROM_ERR_INVALID_ARG);
+    assert_int_equal(carom_mesh_create(v, -1, idx, 2, NULL, &m), CAROM_ERR_INVALID_ARG);
+    assert_int_equal(carom_mesh_create(v, 4, idx, -5, NULL, &m), CAROM_ERR_INVALID_ARG);
+    assert_int_equal(carom_mesh_create(v, 4, idx, CAROM_MESH_MAX_TRIANGLES + 1, NULL, &m),
+                     CAROM_ERR_CAPACITY);
+    carom_mesh_desc bad_leaf = {CAROM_TREE_AABB, 17}, bad_kind = {(carom_tree_kind)7, 0},
+                    negative_leaf = {CAROM_TREE_AABB, -1};
+    assert_int_equal(carom_mesh_create(v, 4, idx, 2, &bad_leaf, &m), CAROM_ERR_INVALID_ARG);
+    assert_int_equal(carom_mesh_create(v, 4, idx, 2, &bad_kind, &m), CAROM_ERR_INVALID_ARG);
+    assert_int_equal(carom_mesh_create(v, 4, idx, 2, &negative_leaf, &m), CAROM_ERR_INVALID_ARG);
+    int out_of_range[6] = {0, 1, 2, 0, 2, 4}, negative[6] = {0, 1, 2, 0, -1, 3};
+    assert_int_equal(carom_mesh_create(v, 4, out_of_range, 2, NULL, &m), CAROM_ERR_INVALID_ARG);
+    assert_int_equal(carom_mesh_create(v, 4, negative, 2, NULL, &m), CAROM_ERR_INVALID_ARG);
+    float bad_values[] = {NAN, INFINITY, -INFINITY, 2e12f};
+    for (int i = 0; i < 4; ++i) {
+        vec3s w[4];
+        memcpy(w, v, sizeof w);
+        w[3].raw[i % 3] = bad_values[i];
+        assert_int_equal(carom_mesh_create(w, 4, idx, 2, NULL, &m), CAROM_ERR_INVALID_ARG);
+        assert_null(m.data);
+    }
+    // Destroy tolerates NULL and zeroed meshes; refit rejects bad calls and
+    // leaves the mesh as it was.
+    carom_mesh_destroy(NULL);
+    carom_mesh zero = {0};
+    carom_mesh_destroy(&zero);
+    assert_int_equal(carom_mesh_create(v, 4, idx, 2, NULL, &m), CAROM_OK);
+    assert_int_equal(carom_mesh_refit(&m, v, 3), CAROM_ERR_INVALID_ARG);
+    assert_int_equal(carom_mesh_refit(&m, NULL, 4), CAROM_ERR_INVALID_ARG);
+    assert_int_equal(carom_mesh_refit(NULL, v, 4), CAROM_ERR_INVALID_ARG);
+    assert_int_equal(carom_mesh_refit(&zero, v, 4), CAROM_ERR_INVALID_ARG);
+    vec3s w[4];
+    memcpy(w, v, sizeof w);
+    w[1].y = NAN;
+    assert_int_equal(carom_mesh_refit(&m, w, 4), CAROM_ERR_INVALID_ARG);
+    carom_mesh_corners c = carom_mesh_triangle(&m, 0);
+    assert_true(c.b.x == 1.0f && c.b.y == 0.0f);
+    c = carom_mesh_triangle(&m, 2);
+    assert_true(c.a.x == 0.0f && c.b.x == 0.0f && c.c.x == 0.0f);
+    c = carom_mesh_triangle(NULL, 0);
+    assert_true(c.a.x == 0.0f);
+    carom_mesh_destroy(&m);
+}
+
+// Zero-area triangles (repeated and collinear corners) are kept and counted,
+// and the tree still bounds them.
+static void test_degenerate_triangles(void** state) {
+    (void)state;
+    vec3s v[5] = {{{0, 0, 0}}, {{1, 0, 0}}, {{0, 1, 0}}, {{2, 0, 0}}, {{0, 0, 1}}};
+    int idx[12] = {0, 1, 2, 0, 0, 4, 0, 1, 3, 0, 2, 4};
+    for (int k = 0; k < KIND_COUNT; ++k) {
+        carom_mesh_desc desc = {KINDS[k], 0};
+        carom_mesh m;
+        assert_int_equal(carom_mesh_create(v, 5, idx, 4, &desc, &m), CAROM_OK);
+        assert_int_equal(m.degenerate_count, 2);
+        check_tree(&m);
+        // Refit into a configuration where a third becomes flat.
+        vec3s w[5];
+        memcpy(w, v, sizeof w);
+        w[4] = (vec3s){{0, 2, 0}};
+        assert_int_equal(carom_mesh_refit(&m, w, 5), CAROM_OK);
+        assert_int_equal(m.degenerate_count, 3);
+        check_tree(&m);
+        carom_mesh_destroy(&m);
+    }
+}
+
+// Refit keeps the topology but every box must bound its triangles again.
+static void test_refit_bounds_moved_vertices(void** state) {
+    (void)state;
+    soup so = make_soup(300, 3.0f, 0.3f, 21);
+    vec3s* moved = malloc(sizeof(vec3s) * 3 * (size_t)so.n);
+    for (int i = 0; i < 3 * so.n; ++i) {
+        vec3s p = so.v[i];
+        moved[i] = (vec3s){{p.x + 0.7f * sinf(2.0f * p.y), p.y * 1.3f, p.z - 0.5f * cosf(p.x)}};
+    }
+    for (int k = 0; k < KIND_COUNT; ++k) {
+        carom_mesh_desc desc = {KINDS[k], 0};
+        carom_mesh m;
+        assert_int_equal(carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &m), CAROM_OK);
+        int nodes = m.node_count;
+        assert_int_equal(carom_mesh_refit(&m, moved, 3 * so.n), CAROM_OK);
+        assert_int_equal(m.node_count, nodes);
+        check_tree(&m);
+        carom_mesh_destroy(&m);
+    }
+    free(moved);
+    free_soup(&so);
+}
+
+// Allocation failure at every allocation of every build: out of memory,
+// nothing leaked (cmocka's allocator checks at the end of the test).
+static int g_fail_at, g_count;
+static void* failing_realloc(void* ptr, size_t size, void* user) {
+    (void)user;
+    if (!ptr && ++g_count == g_fail_at) return NULL;
+    return test_realloc(ptr, size);
+}
+static void hooked_free(void* ptr, void* user) {
+    (void)user;
+    test_free(ptr);
+}
+
+static void test_out_of_memory(void** state) {
+    (void)state;
+    soup so = make_soup(40, 2.0f, 0.5f, 5);
+    carom_allocator a = {failing_realloc, hooked_free, NULL};
+    carom_set_allocator(&a);
+    for (int k = 0; k < KIND_COUNT; ++k) {
+        int failures = 0;
+        for (g_fail_at = 1;; ++g_fail_at) {
+            g_count = 0;
+            carom_mesh_desc desc = {KINDS[k], 0};
+            carom_mesh m;
+            carom_status s = carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &m);
+            if (s == CAROM_OK) {
+                carom_mesh_destroy(&m);
+                break;
+            }
+            assert_int_equal(s, CAROM_ERR_OUT_OF_MEMORY);
+            assert_null(m.data);
+            failures++;
+        }
+        assert_true(failures >= 8);
+    }
+    carom_set_allocator(NULL);
+    free_soup(&so);
+}
+
+// The real meshes the queries are tested on build valid trees of every kind.
+static void test_real_meshes(void** state) {
+    (void)state;
+    const char* names[] = {"meshes/bunny00.off", "meshes/armadillo.off"};
+    for (int i = 0; i < 2; ++i) {
+        mesh_data md;
+        if (mesh_load_named(names[i], &md) != MESH_OK) {
+            fail_msg("cannot load %s from %s (run scripts/fetch-data.sh)", names[i], mesh_data_dir());
+        }
+        for (int k = 0; k < KIND_COUNT; ++k) {
+            carom_mesh_desc desc = {KINDS[k], 0};
+            carom_mesh m;
+            assert_int_equal(carom_mesh_create((const vec3s*)md.vertices, md.vertex_count,
+                                               &md.triangles[0][0], md.triangle_count, &desc, &m),
+                             CAROM_OK);
+            check_tree(&m);
+            if (KINDS[k] == CAROM_TREE_BOXTREE) {
+                assert_true(m.tree_bytes <= 8 * (size_t)md.triangle_count);
+            }
+            carom_mesh_destroy(&m);
+        }
+        mesh_free(&md);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tree_invariants_on_soups),
+        cmocka_unit_test(test_boxtree_memory),
+        cmocka_unit_test(test_depth_is_bounded),
+        cmocka_unit_test(test_invalid_arguments),
+        cmocka_unit_test(test_degenerate_triangles),
+        cmocka_unit_test(test_refit_bounds_moved_vertices),
+        cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_real_meshes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,860 @@
+// Mesh queries against brute force, for every tree kind:
+// - the same float leaf test run over all triangles (or all candidate pairs
+//   of a sort-and-sweep that knows nothing of trees) must give identical
+//   result sets: the trees may only skip work, never answers;
+// - the double-precision reference (tests/common/mesh_reference.h) must agree
+//   except on pairs, rays and boxes touching within float rounding.
+// Real meshes (bunny00, armadillo, the IFC house, a terrain) and random soups.
+//
+// CAROM_TEST_LIGHT=1 (set by the valgrind pass of scripts/test.sh, which runs
+// everything 50 times slower) keeps every code path but drops the heaviest
+// real-mesh poses, the exact double pass on real meshes, and most of the
+// random rays and boxes.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "carom/carom.h"
+#include "mesh_io.h"
+#include "mesh_reference.h"
+#include "mid/mesh_query.h"
+#include "reference.h"
+#include "test_poses.h"
+
+static bool light(void) {
+    const char* e = getenv("CAROM_TEST_LIGHT");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+static const carom_tree_kind KINDS[] = {CAROM_TREE_AABB, CAROM_TREE_AABB_SAH, CAROM_TREE_BOXTREE};
+#define KIND_COUNT 3
+
+// --- fixtures ------------------------------------------------------------------
+
+// Real meshes are parsed once per run (the IFC house takes a while) and
+// shared read-only by the tests; the group teardown frees them.
+#define CACHE_SIZE 8
+static struct {
+    const char* name;
+    mesh_data md;
+} g_cache[CACHE_SIZE];
+
+static mesh_data load(const char* name) {
+    int i = 0;
+    for (; i < CACHE_SIZE && g_cache[i].name; ++i) {
+        if (strcmp(g_cache[i].name, name) == 0) return g_cache[i].md;
+    }
+    assert_true(i < CACHE_SIZE);
+    if (mesh_load_named(name, &g_cache[i].md) != MESH_OK) {
+        fail_msg("cannot load %s from %s (run scripts/fetch-data.sh)", name, mesh_data_dir());
+    }
+    g_cache[i].name = name;
+    return g_cache[i].md;
+}
+
+static int free_cache(void** state) {
+    (void)state;
+    for (int i = 0; i < CACHE_SIZE && g_cache[i].name; ++i) mesh_free(&g_cache[i].md);
+    return 0;
+}
+
+// A soup of n random triangles of size ~`size` in a cube of half side
+// `spread`, with a few degenerate ones mixed in.
+static mesh_data make_soup(int n, double spread, double size, unsigned long long seed) {
+    mesh_data md = {3 * n, malloc(sizeof(float[3]) * 3 * (size_t)n), n,
+                    malloc(sizeof(int[3]) * (size_t)n)};
+    ref_rng rng = {seed};
+    for (int t = 0; t < n; ++t) {
+        double c[3];
+        for (int k = 0; k < 3; ++k) c[k] = ref_rng_uniform(&rng, -spread, spread);
+        for (int j = 0; j < 3; ++j) {
+            for (int k = 0; k < 3; ++k) {
+                md.vertices[3 * t + j][k] = (float)(c[k] + ref_rng_uniform(&rng, -size, size));
+            }
+            md.triangles[t][j] = 3 * t + j;
+        }
+        if (t % 37 == 5) md.triangles[t][2] = md.triangles[t][1];  // zero area
+    }
+    return md;
+}
+
+static carom_mesh build(const mesh_data* md, carom_tree_kind kind) {
+    carom_mesh m;
+    carom_mesh_desc desc = {kind, 0};
+    assert_int_equal(carom_mesh_create((const vec3s*)md->vertices, md->vertex_count,
+                                       &md->triangles[0][0], md->triangle_count, &desc, &m),
+                     CAROM_OK);
+    return m;
+}
+
+static double mesh_size(const mesh_data* md) {
+    double s = 0;
+    for (int i = 0; i < md->vertex_count; ++i) {
+        for (int k = 0; k < 3; ++k) s = fmax(s, fabs(md->vertices[i][k]));
+    }
+    return s;
+}
+
+static void pose_to_double(carom_xform xf, double rot[3][3], double trans[3]) {
+    double q[4] = {xf.q.x, xf.q.y, xf.q.z, xf.q.w};
+    ref_quat_to_matrix(q, rot);
+    for (int k = 0; k < 3; ++k) trans[k] = xf.p.raw[k];
+}
+
+// b's frame into a's: x_a = Ra^T (Rb x + pb - pa).
+static void relative_pose(carom_xform pa, carom_xform pb, double rot[3][3], double trans[3]) {
+    double ra[3][3], rb[3][3], ta[3], tb[3];
+    pose_to_double(pa, ra, ta);
+    pose_to_double(pb, rb, tb);
+    for (int i = 0; i < 3; ++i) {
+        trans[i] = 0;
+        for (int j = 0; j < 3; ++j) {
+            rot[i][j] = 0;
+            for (int k = 0; k < 3; ++k) rot[i][j] += ra[k][i] * rb[k][j];
+            trans[i] += ra[j][i] * (tb[j] - ta[j]);
+        }
+    }
+}
+
+// --- pair sets ------------------------------------------------------------------
+
+typedef struct pair_set {
+    carom_triangle_pair* p;
+    int n, cap;
+} pair_set;
+
+static bool collect_pair(void* user, carom_triangle_pair pair) {
+    pair_set* s = user;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        s->p = realloc(s->p, sizeof *s->p * (size_t)s->cap);
+    }
+    s->p[s->n++] = pair;
+    return true;
+}
+
+static int pair_order(const void* x, const void* y) {
+    const carom_triangle_pair *a = x, *b = y;
+    if (a->a != b->a) return a->a < b->a ? -1 : 1;
+    return (a->b > b->b) - (a->b < b->b);
+}
+
+static void sort_pairs(pair_set* s) {
+    if (s->n > 1) qsort(s->p, (size_t)s->n, sizeof *s->p, pair_order);
+}
+
+static bool pair_in(const pair_set* s, carom_triangle_pair q) {
+    return s->n > 0 && bsearch(&q, s->p, (size_t)s->n, sizeof q, pair_order) != NULL;
+}
+
+static void assert_same_pairs(const pair_set* x, const pair_set* y) {
+    assert_int_equal(x->n, y->n);
+    for (int i = 0; i < x->n; ++i) {
+        assert_int_equal(x->p[i].a, y->p[i].a);
+        assert_int_equal(x->p[i].b, y->p[i].b);
+    }
+}
+
+static void corners(const carom_mesh* m, int t, vec3s v[3]) {
+    carom_mesh_corners c = carom_mesh_triangle(m, t);
+    v[0] = c.a;
+    v[1] = c.b;
+    v[2] = c.c;
+}
+
+static bool flat(const carom_mesh* m, int t) {
+    return m->data->ids[m->data->position[t]] & MID_DEGENERATE_BIT;
+}
+
+// The brute force of carom_mesh_collide: its leaf test on every candidate
+// pair from the tree-free sort-and-sweep of the reference.
+static pair_set brute_force_pairs(const mesh_data* da, const carom_mesh* a, carom_xform pa,
+                                  const mesh_data* db, const carom_mesh* b, carom_xform pb) {
+    double rot[3][3], trans[3];
+    relative_pose(pa, pb, rot, trans);
+    mid_pair_frame f;
+    assert_true(mid_pair_frame_init(a, pa, b, pb, &f));
+    ref_pair_list cand = {0};
+    // Candidates with a generous band: the float test must never accept a
+    // pair whose exact boxes are further apart than float rounding.
+    double band = 1e-4 * (mesh_size(da) + mesh_size(db));
+    assert_int_equal(ref_mesh_box_candidates(da->vertices, da->triangles, da->triangle_count,
+                                             db->vertices, db->triangles, db->triangle_count, rot,
+                                             trans, band, &cand),
+                     0);
+    pair_set s = {0};
+    for (int i = 0; i < cand.count; ++i) {
+        int ta = cand.pairs[i].a, tb = cand.pairs[i].b;
+        if (flat(a, ta) || flat(b, tb)) continue;
+        vec3s va[3], vb[3];
+        corners(a, ta, va);
+        corners(b, tb, vb);
+        if (mid_pair_frame_triangles(&f, va, vb)) collect_pair(&s, (carom_triangle_pair){ta, tb});
+    }
+    ref_pair_list_free(&cand);
+    sort_pairs(&s);
+    return s;
+}
+
+// carom's pairs against the exact double answer: a pair may differ only when
+// the reference calls it touching within `tol` (distance when carom reports
+// it, penetration depth when carom misses it).
+static void check_against_reference(const pair_set* got, const mesh_data* da, carom_xform pa,
+                                    const mesh_data* db, carom_xform pb, double tol) {
+    double rot[3][3], trans[3];
+    relative_pose(pa, pb, rot, trans);
+    ref_pair_list exact = {0};
+    assert_int_equal(ref_mesh_pairs(da->vertices, da->triangles, da->triangle_count, db->vertices,
+                                     db->triangles, db->triangle_count, rot, trans, 0.0, &exact),
+                     0);
+    int missed = 0, extra = 0;
+    for (int i = 0; i < exact.count; ++i) {
+        const ref_mesh_pair* r = &exact.pairs[i];
+        if (r->degenerate) continue;
+        if (!pair_in(got, (carom_triangle_pair){r->a, r->b})) {
+            ++missed;
+            if (r->depth > tol) fail_msg("missed pair (%d, %d), depth %g", r->a, r->b, r->depth);
+        }
+    }
+    for (int i = 0; i < got->n; ++i) {
+        double ta[3][3], tb[3][3];
+        ref_mesh_triangle(da->vertices, da->triangles, got->p[i].a, NULL, NULL, ta);
+        ref_mesh_triangle(db->vertices, db->triangles, got->p[i].b, rot, trans, tb);
+        if (!ref_tri_tri_intersect(ta, tb)) {
+            ++extra;
+            double d = ref_tri_tri_separation(ta, tb);
+            if (d > tol) fail_msg("false pair (%d, %d), distance %g", got->p[i].a, got->p[i].b, d);
+        }
+    }
+    // Disagreements are rare touching cases, never a pattern.
+    assert_true(missed + extra <= 2 + got->n / 1000);
+    ref_pair_list_free(&exact);
+}
+
+// One collide case for every pair of tree kinds: identical sets from every
+// tree, equal to brute force, close to the reference; first hit is one of
+// them; a short buffer reports the true count.
+static void check_collide(const mesh_data* da, const mesh_data* db, carom_xform pa, carom_xform pb,
+                          int min_pairs, bool with_reference, bool all_kind_pairs) {
+    carom_mesh ma[KIND_COUNT], mb[KIND_COUNT];
+    for (int k = 0; k < KIND_COUNT; ++k) {
+        ma[k] = build(da, KINDS[k]);
+        mb[k] = build(db, KINDS[k]);
+    }
+    pair_set truth = brute_force_pairs(da, &ma[0], pa, db, &mb[0], pb);
+    if (truth.n < min_pairs) fail_msg("%d pairs, expected at least %d", truth.n, min_pairs);
+    if (with_reference && !light()) {
+        double tol = 1e-5 * (mesh_size(da) + mesh_size(db) + fabs(pb.p.x) + fabs(pb.p.y));
+        check_against_reference(&truth, da, pa, db, pb, tol);
+    }
+    for (int i = 0; i < KIND_COUNT; ++i) {
+        for (int j = 0; j < KIND_COUNT; ++j) {
+            // On big meshes: each kind with itself, and the AABB tree with the boxtree.
+            if (!all_kind_pairs && i != j && !(i == 0 && j == 2)) continue;
+            pair_set s = {0};
+            carom_mesh_query_result r = carom_mesh_collide(&ma[i], pa, &mb[j], pb, collect_pair, &s);
+            assert_int_equal(r.state, CAROM_DONE);
+            assert_int_equal(r.found, s.n);
+            sort_pairs(&s);
+            assert_same_pairs(&s, &truth);
+            free(s.p);
+            carom_triangle_pair first;
+            r = carom_mesh_collide_pairs(&ma[i], pa, &mb[j], pb, true, &first, 1);
+            assert_int_equal(r.found, truth.n > 0);
+            if (truth.n > 0) assert_true(pair_in(&truth, first));
+        }
+    }
+    carom_triangle_pair few[3];
+    carom_mesh_query_result r = carom_mesh_collide_pairs(&ma[0], pa, &mb[0], pb, false, few, 3);
+    assert_int_equal(r.found, truth.n);
+    for (int i = 0; i < 3 && i < truth.n; ++i) assert_true(pair_in(&truth, few[i]));
+    free(truth.p);
+    for (int k = 0; k < KIND_COUNT; ++k) {
+        carom_mesh_destroy(&ma[k]);
+        carom_mesh_destroy(&mb[k]);
+    }
+}
+
+static carom_xform about_centre(const mesh_data* md, vec3s axis, float angle, vec3s shift) {
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int i = 0; i < md->vertex_count; ++i) {
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = fmin(lo[k], md->vertices[i][k]);
+            hi[k] = fmax(hi[k], md->vertices[i][k]);
+        }
+    }
+    vec3s c = {{(float)(0.5 * (lo[0] + hi[0])), (float)(0.5 * (lo[1] + hi[1])),
+                (float)(0.5 * (lo[2] + hi[2]))}};
+    carom_xform xf = carom_xform_make((vec3s){{0, 0, 0}}, axis, angle);
+    vec3s rc = carom_xform_vector(xf, c);
+    xf.p = glms_vec3_add(glms_vec3_sub(c, rc), shift);
+    return xf;
+}
+
+static void test_collide_soups(void** state) {
+    (void)state;
+    ref_rng rng = {1234};
+    for (int trial = 0; trial < 6; ++trial) {
+        mesh_data a = make_soup(300, 2.0, 0.4, 100 + trial);
+        mesh_data b = make_soup(250, 2.0, 0.4, 200 + trial);
+        carom_xform pa = random_pose(&rng, 0.5f), pb = random_pose(&rng, 0.5f);
+        check_collide(&a, &b, pa, pb, 20, true, true);
+        mesh_free(&a);
+        mesh_free(&b);
+    }
+}
+
+// Exact answers: crossing triangles, touching at a corner (closed sets),
+// a hair apart, coplanar overlap.
+static void test_collide_analytic(void** state) {
+    (void)state;
+    vec3s va[3] = {{{-1, -1, 0}}, {{1, -1, 0}}, {{0, 1, 0}}};
+    vec3s vb[3] = {{{0, 0, -1}}, {{0, 0, 1}}, {{0, 2, 0}}};
+    int idx[3] = {0, 1, 2};
+    carom_mesh a, b;
+    assert_int_equal(carom_mesh_create(va, 3, idx, 1, NULL, &a), CAROM_OK);
+    assert_int_equal(carom_mesh_create(vb, 3, idx, 1, NULL, &b), CAROM_OK);
+    carom_triangle_pair p[2];
+    struct {
+        carom_xform pose;
+        int pairs;
+    } cases[] = {
+        {at(0, 0, 0), 1},                  // b pierces a
+        {at(0, -1.0f, 1.0f), 1},           // b's corner (0,0,-1) lands on a's edge y = -1
+        {at(0, -1.001f, 1.0f), 0},         // a hair below that edge
+        {at(3.0f, 0, 0), 0},               // far apart
+        {carom_xform_make((vec3s){{0, 0, 0}}, (vec3s){{0, 1, 0}}, 1.5707963f), 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        carom_mesh_query_result r =
+            carom_mesh_collide_pairs(&a, carom_xform_identity(), &b, cases[i].pose, false, p, 2);
+        assert_int_equal(r.state, CAROM_DONE);
+        assert_int_equal(r.found, cases[i].pairs);
+    }
+    // Coplanar: the same triangle shifted in its plane overlaps itself.
+    carom_mesh_query_result r = carom_mesh_collide_pairs(&a, carom_xform_identity(), &a,
+                                                         at(0.5f, 0.2f, 0), false, p, 2);
+    assert_int_equal(r.found, 1);
+    r = carom_mesh_collide_pairs(&a, carom_xform_identity(), &a, at(2.5f, 0, 0), false, p, 2);
+    assert_int_equal(r.found, 0);
+    carom_mesh_destroy(&a);
+    carom_mesh_destroy(&b);
+}
+
+static void bounds_of(const mesh_data* md, double lo[3], double hi[3]) {
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = INFINITY;
+        hi[k] = -INFINITY;
+    }
+    for (int v = 0; v < md->vertex_count; ++v) {
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = fmin(lo[k], md->vertices[v][k]);
+            hi[k] = fmax(hi[k], md->vertices[v][k]);
+        }
+    }
+}
+
+// A copy of `object` scaled to `fraction` of `scene`'s largest extent and
+// centred on the scene's centre. Shares the triangles; free the vertices.
+static mesh_data placed_in(const mesh_data* scene, const mesh_data* object, double fraction) {
+    double lo[3], hi[3], olo[3], ohi[3];
+    bounds_of(scene, lo, hi);
+    bounds_of(object, olo, ohi);
+    double ext = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
+    double oext = fmax(ohi[0] - olo[0], fmax(ohi[1] - olo[1], ohi[2] - olo[2]));
+    mesh_data out = *object;
+    out.vertices = malloc(sizeof(float[3]) * (size_t)object->vertex_count);
+    for (int v = 0; v < object->vertex_count; ++v) {
+        for (int k = 0; k < 3; ++k) {
+            double local = object->vertices[v][k] - 0.5 * (olo[k] + ohi[k]);
+            out.vertices[v][k] = (float)(local / oext * ext * fraction + 0.5 * (lo[k] + hi[k]));
+        }
+    }
+    return out;
+}
+
+// The house (IFC: walls, slabs, many coplanar and touching faces) and the
+// terrain (a height field), with the bunny dropped into each, where it cuts
+// walls or ground.
+static void test_collide_house_and_terrain(void** state) {
+    (void)state;
+    mesh_data bunny = load("meshes/bunny00.off");
+    const char* names[] = {"assimp/IFC/AC14-FZK-Haus.ifc", "assimp/HMP/terrain.hmp"};
+    for (int i = 0; i < 2; ++i) {
+        mesh_data md = load(names[i]);
+        mesh_data placed = placed_in(&md, &bunny, 0.2);
+        check_collide(&md, &placed, carom_xform_identity(),
+                      carom_xform_make((vec3s){{0, 0, 0}}, (vec3s){{0, 0, 1}}, 0.01f), 1, true, false);
+        free(placed.vertices);
+    }
+}
+
+static void test_collide_real_meshes(void** state) {
+    (void)state;
+    mesh_data bunny = load("meshes/bunny00.off");
+    mesh_data armadillo = load("meshes/armadillo.off");
+    // Bunny against itself: grazing (shifted almost clear), deep (rotated and
+    // shifted a fifth), near-coincident (0.01 rad). Armadillo against bunny.
+    // The reference's exact pass runs on the first two only: on the
+    // coincident pose nearly every pair is a touching case.
+    carom_xform id = carom_xform_identity();
+    check_collide(&bunny, &bunny, id,
+                  about_centre(&bunny, (vec3s){{0.3f, 1, 0.2f}}, 0.3f, (vec3s){{0.85f, 0, 0}}), 20,
+                  true, false);
+    if (!light()) {
+        check_collide(&bunny, &bunny, id,
+                      about_centre(&bunny, (vec3s){{0.3f, 1, 0.2f}}, 0.3f, (vec3s){{0.2f, 0, 0}}),
+                      500, true, false);
+        check_collide(&bunny, &bunny, id,
+                      about_centre(&bunny, (vec3s){{0.3f, 1, 0.2f}}, 0.01f, (vec3s){{0, 0, 0}}),
+                      500, false, false);
+    }
+    mesh_data placed = placed_in(&armadillo, &bunny, 0.6);
+    check_collide(&armadillo, &placed, id,
+                  about_centre(&placed, (vec3s){{1, 0, 0}}, 0.7f, (vec3s){{0, 0, 0}}), 1, true, false);
+    free(placed.vertices);
+}
+
+// --- rays -------------------------------------------------------------------------
+
+// The centre of the mesh's box moved by the pose, and half its diagonal.
+static void world_centre(const mesh_data* md, double rot[3][3], const double trans[3],
+                         double centre[3], double* radius) {
+    double lo[3], hi[3], c[3];
+    bounds_of(md, lo, hi);
+    *radius = 0;
+    for (int k = 0; k < 3; ++k) {
+        c[k] = 0.5 * (lo[k] + hi[k]);
+        *radius += 0.25 * (hi[k] - lo[k]) * (hi[k] - lo[k]);
+    }
+    *radius = sqrt(*radius);
+    for (int i = 0; i < 3; ++i) {
+        centre[i] = trans[i];
+        for (int j = 0; j < 3; ++j) centre[i] += rot[i][j] * c[j];
+    }
+}
+
+typedef struct brute_hit {
+    bool hit;
+    int triangle;
+    float t;
+} brute_hit;
+
+static brute_hit brute_force_ray(const carom_mesh* m, carom_xform pose, carom_ray ray) {
+    mid_ray q;
+    assert_true(mid_ray_init(m, pose, ray, &q));
+    brute_hit best = {false, -1, 1.0f};
+    for (int t = 0; t < m->triangle_count; ++t) {
+        if (flat(m, t)) continue;
+        vec3s v[3];
+        corners(m, t, v);
+        float s;
+        if (!mid_ray_triangle(q.origin, q.dir, v, 1.0f, &s)) continue;
+        if (!best.hit || s < best.t || (s == best.t && t < best.triangle)) {
+            best = (brute_hit){true, t, s};
+        }
+    }
+    return best;
+}
+
+static void check_rays(const mesh_data* md, carom_xform pose, int count, unsigned long long seed) {
+    double rot[3][3], trans[3];
+    pose_to_double(pose, rot, trans);
+    double size = mesh_size(md) + fabs(pose.p.x) + fabs(pose.p.y) + fabs(pose.p.z);
+    double centre[3], radius;
+    world_centre(md, rot, trans, centre, &radius);
+    carom_mesh m[KIND_COUNT];
+    for (int k = 0; k < KIND_COUNT; ++k) m[k] = build(md, KINDS[k]);
+    ref_rng rng = {seed};
+    int hits = 0, disagreements = 0;
+    for (int i = 0; i < count; ++i) {
+        // From a sphere around the mesh towards a random point inside it,
+        // long enough to cross it; every fifth ray short, ending inside.
+        double dir[3], o[3], tr[3];
+        do {
+            for (int k = 0; k < 3; ++k) dir[k] = ref_rng_uniform(&rng, -1, 1);
+        } while (dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2] > 1);
+        double len = sqrt(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]) + 1e-9;
+        double reach = i % 5 == 0 ? 1.2 : 2.5;
+        for (int k = 0; k < 3; ++k) {
+            double target = centre[k] + ref_rng_uniform(&rng, -0.5, 0.5) * radius;
+            o[k] = centre[k] + 1.5 * radius * dir[k] / len;
+            tr[k] = (target - o[k]) * reach;
+        }
+        carom_ray ray = {{{(float)o[0], (float)o[1], (float)o[2]}},
+                         {{(float)tr[0], (float)tr[1], (float)tr[2]}}};
+        brute_hit truth = brute_force_ray(&m[0], pose, ray);
+        hits += truth.hit;
+        for (int k = 0; k < KIND_COUNT; ++k) {
+            carom_mesh_hit h = carom_mesh_raycast(&m[k], pose, ray, CAROM_RAY_CLOSEST);
+            assert_int_equal(h.state, CAROM_DONE);
+            assert_int_equal(h.hit, truth.hit);
+            if (!truth.hit) continue;
+            assert_int_equal(h.triangle, truth.triangle);
+            assert_true(h.fraction == truth.t);
+            assert_true(fabsf(sqrtf(glms_vec3_norm2(h.normal)) - 1.0f) < 1e-5f);
+            assert_true(glms_vec3_dot(h.normal, ray.translation) <= 0.0f);
+            carom_mesh_hit any = carom_mesh_raycast(&m[k], pose, ray, CAROM_RAY_ANY);
+            assert_true(any.hit && any.fraction >= h.fraction);
+        }
+        // The exact answer: where it differs, the triangle one side hit and
+        // the other missed must be grazed (an edge or the plane within float
+        // rounding of the ray).
+        double ro[3] = {ray.origin.x, ray.origin.y, ray.origin.z};
+        double rt[3] = {ray.translation.x, ray.translation.y, ray.translation.z};
+        double length = sqrt(rt[0] * rt[0] + rt[1] * rt[1] + rt[2] * rt[2]);
+        double tol = 1e-5 * size;
+        ref_ray_hit ref;
+        ref_ray_mesh_posed(md->vertices, md->triangles, md->triangle_count, rot, trans, ro, rt, &ref);
+        bool ref_first = ref.hit && (!truth.hit || ref.t * length < truth.t * length - tol);
+        bool carom_first = truth.hit && (!ref.hit || truth.t * length < ref.t * length - tol);
+        if (ref_first) {
+            ++disagreements;
+            assert_true(fabs(ref.margin) <= tol);
+        }
+        if (carom_first) {
+            ++disagreements;
+            double tri[3][3];
+            ref_mesh_triangle(md->vertices, md->triangles, truth.triangle, rot, trans, tri);
+            assert_true(fabs(ref_ray_triangle_margin(ro, rt, tri)) <= tol);
+        }
+    }
+    assert_true(disagreements <= 1 + count / 50);
+    assert_true(hits > count / 5);
+    for (int k = 0; k < KIND_COUNT; ++k) carom_mesh_destroy(&m[k]);
+}
+
+static void test_raycast_meshes(void** state) {
+    (void)state;
+    mesh_data soup = make_soup(400, 2.0, 0.3, 77);
+    check_rays(&soup, carom_xform_identity(), 300, 1);
+    mesh_free(&soup);
+    const char* names[] = {"meshes/bunny00.off", "meshes/armadillo.off",
+                           "assimp/IFC/AC14-FZK-Haus.ifc", "assimp/HMP/terrain.hmp"};
+    ref_rng rng = {5};
+    for (int i = 0; i < 4; ++i) {
+        mesh_data md = load(names[i]);
+        check_rays(&md, random_pose(&rng, 3.0f), light() ? 10 : 60, 10 + (unsigned)i);
+    }
+}
+
+static void test_raycast_analytic(void** state) {
+    (void)state;
+    vec3s v[4] = {{{-1, -1, 0}}, {{1, -1, 0}}, {{1, 1, 0}}, {{-1, 1, 0}}};
+    int idx[6] = {0, 1, 2, 0, 2, 3};
+    carom_mesh m;
+    assert_int_equal(carom_mesh_create(v, 4, idx, 2, NULL, &m), CAROM_OK);
+    carom_xform pose = at(0, 0, 5);
+    carom_ray down = {{{0.5f, -0.25f, 9}}, {{0, 0, -8}}};
+    carom_mesh_hit h = carom_mesh_raycast(&m, pose, down, CAROM_RAY_CLOSEST);
+    assert_true(h.hit);
+    assert_int_equal(h.triangle, 0);
+    assert_float_equal(h.fraction, 0.5f, 1e-6f);
+    assert_float_equal(h.point.z, 5.0f, 1e-5f);
+    assert_float_equal(h.normal.z, 1.0f, 1e-6f);
+    carom_ray up = {{{0.5f, -0.25f, 1}}, {{0, 0, 8}}};
+    h = carom_mesh_raycast(&m, pose, up, CAROM_RAY_CLOSEST);
+    assert_true(h.hit);
+    assert_float_equal(h.normal.z, -1.0f, 1e-6f);  // faces the ray's origin
+    carom_ray short_ray = {{{0.5f, -0.25f, 9}}, {{0, 0, -3.9f}}};
+    assert_false(carom_mesh_raycast(&m, pose, short_ray, CAROM_RAY_CLOSEST).hit);
+    // Starting on the surface hits at 0; a zero translation never hits.
+    carom_ray on = {{{0.5f, -0.25f, 5}}, {{0, 0, 1}}};
+    h = carom_mesh_raycast(&m, pose, on, CAROM_RAY_CLOSEST);
+    assert_true(h.hit && h.fraction == 0.0f);
+    carom_ray point = {{{0.5f, -0.25f, 5}}, {{0, 0, 0}}};
+    h = carom_mesh_raycast(&m, pose, point, CAROM_RAY_CLOSEST);
+    assert_int_equal(h.state, CAROM_DONE);
+    assert_false(h.hit);
+    assert_int_equal(h.triangle, -1);
+    // Through the shared diagonal: both triangles at the same fraction, the
+    // lower index wins.
+    carom_ray diagonal = {{{0.25f, 0.25f, 9}}, {{0, 0, -8}}};
+    h = carom_mesh_raycast(&m, pose, diagonal, CAROM_RAY_CLOSEST);
+    assert_true(h.hit);
+    assert_int_equal(h.triangle, 0);
+    carom_mesh_destroy(&m);
+}
+
+// --- boxes --------------------------------------------------------------------------
+
+typedef struct id_set {
+    int* v;
+    int n, cap;
+} id_set;
+
+static bool collect_id(void* user, int t) {
+    id_set* s = user;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        s->v = realloc(s->v, sizeof *s->v * (size_t)s->cap);
+    }
+    s->v[s->n++] = t;
+    return true;
+}
+
+static int int_order(const void* x, const void* y) {
+    int a = *(const int*)x, b = *(const int*)y;
+    return (a > b) - (a < b);
+}
+
+static void check_boxes(const mesh_data* md, carom_xform pose, int count, unsigned long long seed) {
+    double rot[3][3], trans[3];
+    pose_to_double(pose, rot, trans);
+    double size = mesh_size(md) + fabs(pose.p.x) + fabs(pose.p.y) + fabs(pose.p.z);
+    double centre[3], radius;
+    world_centre(md, rot, trans, centre, &radius);
+    carom_mesh m[KIND_COUNT];
+    for (int k = 0; k < KIND_COUNT; ++k) m[k] = build(md, KINDS[k]);
+    ref_rng rng = {seed};
+    int found = 0;
+    for (int i = 0; i < count; ++i) {
+        carom_aabb box;
+        for (int k = 0; k < 3; ++k) {
+            double c = centre[k] + ref_rng_uniform(&rng, -0.6, 0.6) * radius;
+            double h = ref_rng_uniform(&rng, 0.01, 0.2) * radius;
+            box.min.raw[k] = (float)(c - h);
+            box.max.raw[k] = (float)(c + h);
+        }
+        mid_box_query q;
+        assert_true(mid_box_query_init(&m[0], pose, box, &q));
+        id_set truth = {0};
+        for (int t = 0; t < md->triangle_count; ++t) {
+            vec3s v[3];
+            corners(&m[0], t, v);
+            if (!flat(&m[0], t) && mid_box_query_triangle(&q, v)) collect_id(&truth, t);
+        }
+        found += truth.n;
+        for (int k = 0; k < KIND_COUNT; ++k) {
+            id_set s = {0};
+            carom_mesh_query_result r = carom_mesh_overlap_box(&m[k], pose, box, collect_id, &s);
+            assert_int_equal(r.state, CAROM_DONE);
+            assert_int_equal(r.found, s.n);
+            if (s.n > 1) qsort(s.v, (size_t)s.n, sizeof *s.v, int_order);
+            assert_int_equal(s.n, truth.n);
+            if (s.n) assert_memory_equal(s.v, truth.v, sizeof *s.v * (size_t)s.n);
+            free(s.v);
+        }
+        // The exact test in double: any disagreement is a touching case.
+        double center[3], axes[3][3], half[3];
+        for (int k = 0; k < 3; ++k) {
+            center[k] = 0.5 * ((double)box.min.raw[k] + box.max.raw[k]);
+            half[k] = 0.5 * ((double)box.max.raw[k] - box.min.raw[k]);
+            for (int j = 0; j < 3; ++j) axes[k][j] = k == j;
+        }
+        for (int t = 0; t < md->triangle_count; ++t) {
+            if (flat(&m[0], t)) continue;
+            double tri[3][3];
+            ref_mesh_triangle(md->vertices, md->triangles, t, rot, trans, tri);
+            bool exact = ref_obb_triangle_intersect(center, axes, half, tri);
+            bool got = truth.n > 0 && bsearch(&t, truth.v, (size_t)truth.n, sizeof t, int_order);
+            if (exact != got) {
+                double margin = ref_obb_triangle_margin(center, axes, half, tri);
+                assert_true(fabs(margin) <= 1e-5 * size);
+            }
+        }
+        free(truth.v);
+    }
+    assert_true(found > count);
+    for (int k = 0; k < KIND_COUNT; ++k) carom_mesh_destroy(&m[k]);
+}
+
+static void test_overlap_box_meshes(void** state) {
+    (void)state;
+    mesh_data soup = make_soup(400, 2.0, 0.3, 78);
+    ref_rng rng = {9};
+    check_boxes(&soup, random_pose(&rng, 1.0f), 60, 2);
+    mesh_free(&soup);
+    const char* names[] = {"meshes/bunny00.off", "assimp/IFC/AC14-FZK-Haus.ifc"};
+    for (int i = 0; i < 2; ++i) {
+        mesh_data md = load(names[i]);
+        check_boxes(&md, random_pose(&rng, 2.0f), light() ? 3 : 12, 20 + (unsigned)i);
+    }
+}
+
+// --- refit ---------------------------------------------------------------------------
+
+// A refitted tree answers every query exactly as a fresh build of the moved
+// vertices does (same sets; order may differ).
+static void test_refit_equals_rebuild(void** state) {
+    (void)state;
+    mesh_data a = make_soup(400, 2.0, 0.3, 31);
+    mesh_data moved = make_soup(400, 2.0, 0.3, 31);
+    for (int v = 0; v < moved.vertex_count; ++v) {
+        float* p = moved.vertices[v];
+        float x = p[0], y = p[1], z = p[2];
+        p[0] = x + 0.4f * sinf(1.7f * y);
+        p[1] = y * 1.2f + 0.3f * cosf(z);
+        p[2] = z - 0.5f * sinf(x);
+    }
+    mesh_data other = make_soup(300, 2.0, 0.3, 32);
+    ref_rng rng = {3};
+    for (int k = 0; k < KIND_COUNT; ++k) {
+        carom_mesh refit = build(&a, KINDS[k]);
+        carom_mesh fresh = build(&moved, KINDS[k]);
+        carom_mesh b = build(&other, KINDS[k]);
+        assert_int_equal(carom_mesh_refit(&refit, (const vec3s*)moved.vertices, moved.vertex_count),
+                         CAROM_OK);
+        for (int trial = 0; trial < 5; ++trial) {
+            carom_xform pa = random_pose(&rng, 0.3f), pb = random_pose(&rng, 0.3f);
+            pair_set x = {0}, y = {0};
+            carom_mesh_collide(&refit, pa, &b, pb, collect_pair, &x);
+            carom_mesh_collide(&fresh, pa, &b, pb, collect_pair, &y);
+            sort_pairs(&x);
+            sort_pairs(&y);
+            assert_true(x.n > 0);
+            assert_same_pairs(&x, &y);
+            free(x.p);
+            free(y.p);
+            for (int i = 0; i < 20; ++i) {
+                carom_ray ray = {{{(float)ref_rng_uniform(&rng, -4, 4), 4.0f,
+                                   (float)ref_rng_uniform(&rng, -4, 4)}},
+                                 {{(float)ref_rng_uniform(&rng, -2, 2), -8.0f,
+                                   (float)ref_rng_uniform(&rng, -2, 2)}}};
+                carom_mesh_hit h1 = carom_mesh_raycast(&refit, pa, ray, CAROM_RAY_CLOSEST);
+                carom_mesh_hit h2 = carom_mesh_raycast(&fresh, pa, ray, CAROM_RAY_CLOSEST);
+                assert_int_equal(h1.hit, h2.hit);
+                assert_int_equal(h1.triangle, h2.triangle);
+                assert_true(h1.fraction == h2.fraction);
+            }
+            carom_aabb box = {{{-0.7f, -0.7f, -0.7f}}, {{0.6f, 0.8f, 0.5f}}};
+            id_set s1 = {0}, s2 = {0};
+            carom_mesh_overlap_box(&refit, pa, box, collect_id, &s1);
+            carom_mesh_overlap_box(&fresh, pa, box, collect_id, &s2);
+            if (s1.n > 1) qsort(s1.v, (size_t)s1.n, sizeof *s1.v, int_order);
+            if (s2.n > 1) qsort(s2.v, (size_t)s2.n, sizeof *s2.v, int_order);
+            assert_int_equal(s1.n, s2.n);
+            if (s1.n) assert_memory_equal(s1.v, s2.v, sizeof *s1.v * (size_t)s1.n);
+            free(s1.v);
+            free(s2.v);
+        }
+        carom_mesh_destroy(&refit);
+        carom_mesh_destroy(&fresh);
+        carom_mesh_destroy(&b);
+    }
+    mesh_free(&a);
+    mesh_free(&moved);
+    mesh_free(&other);
+}
+
+// --- bad input -------------------------------------------------------------------------
+
+static bool never_called(void* user, int t) {
+    (void)user;
+    (void)t;
+    fail_msg("callback called on invalid input");
+    return true;
+}
+static bool never_called_pair(void* user, carom_triangle_pair p) {
+    (void)user;
+    (void)p;
+    fail_msg("callback called on invalid input");
+    return true;
+}
+static bool stop_now(void* user, int t) {
+    (void)t;
+    ++*(int*)user;
+    return false;
+}
+
+static void test_bad_query_input(void** state) {
+    (void)state;
+    mesh_data md = make_soup(50, 1.0, 0.5, 4);
+    carom_mesh m = build(&md, CAROM_TREE_AABB);
+    carom_mesh zero = {0};
+    carom_xform id = carom_xform_identity();
+    carom_xform nan_pose = at(NAN, 0, 0), zero_q = {{{0, 0, 0}}, {{0, 0, 0, 0}}},
+                long_q = {{{0, 0, 0}}, {{0, 0, 0, 1.2f}}}, far = at(2e12f, 0, 0);
+    carom_xform bad_poses[] = {nan_pose, zero_q, long_q, far};
+    carom_aabb box = {{{-1, -1, -1}}, {{1, 1, 1}}};
+    carom_aabb inverted = {{{1, -1, -1}}, {{-1, 1, 1}}}, nan_box = {{{NAN, 0, 0}}, {{1, 1, 1}}};
+    carom_ray ray = {{{0, 0, -5}}, {{0, 0, 10}}};
+    carom_ray nan_ray = {{{0, NAN, -5}}, {{0, 0, 10}}}, inf_ray = {{{0, 0, -5}}, {{0, INFINITY, 1}}};
+
+    assert_int_equal(carom_mesh_overlap_box(NULL, id, box, never_called, NULL).state,
+                     CAROM_INVALID_INPUT);
+    assert_int_equal(carom_mesh_overlap_box(&zero, id, box, never_called, NULL).state,
+                     CAROM_INVALID_INPUT);
+    assert_int_equal(carom_mesh_overlap_box(&m, id, box, NULL, NULL).state, CAROM_INVALID_INPUT);
+    assert_int_equal(carom_mesh_overlap_box(&m, id, inverted, never_called, NULL).state,
+                     CAROM_INVALID_INPUT);
+    assert_int_equal(carom_mesh_overlap_box(&m, id, nan_box, never_called, NULL).state,
+                     CAROM_INVALID_INPUT);
+    for (int i = 0; i < 4; ++i) {
+        assert_int_equal(carom_mesh_overlap_box(&m, bad_poses[i], box, never_called, NULL).state,
+                         CAROM_INVALID_INPUT);
+        carom_mesh_hit h = carom_mesh_raycast(&m, bad_poses[i], ray, CAROM_RAY_CLOSEST);
+        assert_int_equal(h.state, CAROM_INVALID_INPUT);
+        assert_false(h.hit);
+        assert_int_equal(carom_mesh_collide(&m, bad_poses[i], &m, id, never_called_pair, NULL).state,
+                         CAROM_INVALID_INPUT);
+        assert_int_equal(carom_mesh_collide(&m, id, &m, bad_poses[i], never_called_pair, NULL).state,
+                         CAROM_INVALID_INPUT);
+    }
+    assert_int_equal(carom_mesh_raycast(NULL, id, ray, CAROM_RAY_ANY).state, CAROM_INVALID_INPUT);
+    assert_int_equal(carom_mesh_raycast(&m, id, nan_ray, CAROM_RAY_ANY).state, CAROM_INVALID_INPUT);
+    assert_int_equal(carom_mesh_raycast(&m, id, inf_ray, CAROM_RAY_ANY).state, CAROM_INVALID_INPUT);
+    assert_int_equal(carom_mesh_collide(NULL, id, &m, id, never_called_pair, NULL).state,
+                     CAROM_INVALID_INPUT);
+    assert_int_equal(carom_mesh_collide(&m, id, &zero, id, never_called_pair, NULL).state,
+                     CAROM_INVALID_INPUT);
+    assert_int_equal(carom_mesh_collide(&m, id, &m, id, NULL, NULL).state, CAROM_INVALID_INPUT);
+    carom_triangle_pair p;
+    assert_int_equal(carom_mesh_collide_pairs(&m, id, &m, id, false, &p, -1).state,
+                     CAROM_INVALID_INPUT);
+    assert_int_equal(carom_mesh_collide_pairs(&m, id, &m, id, false, NULL, 4).state,
+                     CAROM_INVALID_INPUT);
+    // A zero-capacity buffer still counts.
+    carom_mesh_query_result r = carom_mesh_collide_pairs(&m, id, &m, id, false, NULL, 0);
+    assert_int_equal(r.state, CAROM_DONE);
+    assert_true(r.found >= md.triangle_count - 2);  // every non-flat triangle meets itself
+    // A callback that stops is obeyed at once.
+    int calls = 0;
+    r = carom_mesh_overlap_box(&m, id, box, stop_now, &calls);
+    assert_int_equal(calls, 1);
+    assert_true(r.stopped);
+    carom_mesh_destroy(&m);
+    mesh_free(&md);
+}
+
+// Enormous coordinates (a mesh 1e11 from the origin, queried there) work,
+// with the float precision that distance allows.
+static void test_far_from_origin(void** state) {
+    (void)state;
+    mesh_data md = make_soup(200, 1e6, 3e5, 8);
+    for (int v = 0; v < md.vertex_count; ++v) md.vertices[v][0] += 1e11f;
+    carom_mesh m = build(&md, CAROM_TREE_BOXTREE);
+    carom_mesh_query_result r = carom_mesh_collide_pairs(&m, carom_xform_identity(), &m,
+                                                         carom_xform_identity(), false, NULL, 0);
+    assert_int_equal(r.state, CAROM_DONE);
+    assert_true(r.found >= md.triangle_count - m.degenerate_count);
+    carom_ray ray = {{{1e11f, 0, -5e6f}}, {{0, 0, 1e7f}}};
+    carom_mesh_hit h = carom_mesh_raycast(&m, carom_xform_identity(), ray, CAROM_RAY_CLOSEST);
+    assert_int_equal(h.state, CAROM_DONE);
+    carom_mesh_destroy(&m);
+    mesh_free(&md);
+}
+
+int main(void) {
+    // CAROM_TEST_FILTER=pattern runs only the matching tests.
+    if (getenv("CAROM_TEST_FILTER")) cmocka_set_test_filter(getenv("CAROM_TEST_FILTER"));
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_collide_analytic),
+        cmocka_unit_test(test_collide_soups),
+        cmocka_unit_test(test_collide_real_meshes),
+        cmocka_unit_test(test_collide_house_and_terrain),
+        cmocka_unit_test(test_raycast_analytic),
+        cmocka_unit_test(test_raycast_meshes),
+        cmocka_unit_test(test_overlap_box_meshes),
+        cmocka_unit_test(test_refit_equals_rebuild),
+        cmocka_unit_test(test_bad_query_input),
+        cmocka_unit_test(test_far_from_origin),
+    };
+    return cmocka_run_group_tests(tests, NULL, free_cache);
+}
