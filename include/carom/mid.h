@@ -23,9 +23,9 @@ CAROM_EXTERN_C_BEGIN
 /// switches that subtree to splitting by count, which halves it per level.
 #define CAROM_MESH_MAX_DEPTH 96
 
-/// The most triangles one mesh may have (2^26); more gives
-/// `CAROM_ERR_CAPACITY`. The boxtree packs child counts into 26 bits.
-#define CAROM_MESH_MAX_TRIANGLES (1 << 26)
+/// The most triangles one mesh may have (2^24, 16.7 million); more gives
+/// `CAROM_ERR_CAPACITY`. The boxtree packs child counts into 24 bits.
+#define CAROM_MESH_MAX_TRIANGLES (1 << 24)
 
 /// Which bounding-volume tree a mesh builds.
 typedef enum carom_tree_kind {
@@ -38,11 +38,11 @@ typedef enum carom_tree_kind {
     /// compare build cost and query speed with the midpoint split.
     CAROM_TREE_AABB_SAH,
     /// Zachmann's boxtree ("Minimal Hierarchical Collision Detection",
-    /// 2002): the same midpoint splits, but each child stores only the one
-    /// face that differs from its parent's box, quantized to 16 bits within
-    /// the parent's extent (rounded outward, so boxes stay conservative).
-    /// 8 bytes per inner node, one triangle per leaf: under 8 bytes per
-    /// triangle.
+    /// 2002): the same midpoint splits, but each child stores only the two
+    /// faces of its box that differ most from its parent's, each quantized
+    /// to 8 bits within the parent's extent (rounded outward, so boxes stay
+    /// conservative); the other faces are inherited. 8 bytes per inner
+    /// node, one triangle per leaf: under 8 bytes per triangle.
     CAROM_TREE_BOXTREE,
 } carom_tree_kind;
 

@@ -7,7 +7,7 @@
 #include "core/internal.h"
 
 // Triangle ids keep their degenerate flag in a spare high bit: the mesh caps
-// triangle counts at 2^26, and the flag is read wherever the id is.
+// triangle counts at 2^24, and the flag is read wherever the id is.
 #define MID_DEGENERATE_BIT (1 << 30)
 #define MID_ID_MASK (MID_DEGENERATE_BIT - 1)
 
@@ -26,14 +26,22 @@ typedef struct mid_aabb_node {
 // `left_count` (a range of one triangle is a leaf, not a node). So the left
 // child is the next node and the right child is `left_count` nodes further
 // (the left subtree has left_count - 1 inner nodes). Each child's box is its
-// parent's with one face moved inward: face code = axis * 2 + (1 for the max
-// face), plane = that face's position quantized in the parent's extent.
+// parent's with two of its six faces moved inward: a pair code (one of the
+// 15 unordered face pairs) and two planes quantized to 8 bits within the
+// parent's extent on each face's axis.
 typedef struct mid_boxtree_node {
-    uint32_t packed;  // left_count << 6 | left face << 3 | right face
-    uint16_t plane[2];
+    uint32_t packed;   // left_count << 8 | left pair << 4 | right pair
+    uint8_t plane[4];  // the left child's two planes, then the right child's
 } mid_boxtree_node;
 
-#define MID_BOXTREE_QUANT 65535.0f
+#define MID_BOXTREE_QUANT 255.0f
+#define MID_BOXTREE_PAIRS 15
+
+// Face code = axis * 2 + (1 for the max face). Pair k moves faces
+// MID_FACE_PAIRS[k][0] and [1].
+static const uint8_t MID_FACE_PAIRS[MID_BOXTREE_PAIRS][2] = {
+    {0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}, {1, 2}, {1, 3}, {1, 4},
+    {1, 5}, {2, 3}, {2, 4}, {2, 5}, {3, 4}, {3, 5}, {4, 5}};
 
 struct carom_mesh_data {
     vec3s* vertices;         // caller's order
@@ -74,17 +82,25 @@ static inline mid_node mid_aabb_handle(const mid_aabb_node* nodes, int index) {
 // round every plane outward with this very expression.
 static inline float mid_boxtree_plane(float lo, float hi, unsigned q, bool max_face) {
     float step = (hi - lo) * (1.0f / MID_BOXTREE_QUANT);
-    return max_face ? hi - (float)(65535u - q) * step : lo + (float)q * step;
+    return max_face ? hi - (float)(255u - q) * step : lo + (float)q * step;
 }
 
-static inline void mid_boxtree_child_box(vec3s* min, vec3s* max, unsigned face, unsigned q) {
-    unsigned axis = face >> 1;
-    bool max_face = face & 1;
-    float v = mid_boxtree_plane(min->raw[axis], max->raw[axis], q, max_face);
-    if (max_face) {
-        max->raw[axis] = v;
-    } else {
-        min->raw[axis] = v;
+// A child's box from its parent's (in place). Both planes are read against
+// the parent's box before either face moves: a pair may be the two faces of
+// one axis.
+static inline void mid_boxtree_child_box(vec3s* min, vec3s* max, unsigned pair, const uint8_t q[2]) {
+    float v[2];
+    for (int i = 0; i < 2; ++i) {
+        unsigned f = MID_FACE_PAIRS[pair][i], axis = f >> 1;
+        v[i] = mid_boxtree_plane(min->raw[axis], max->raw[axis], q[i], f & 1);
+    }
+    for (int i = 0; i < 2; ++i) {
+        unsigned f = MID_FACE_PAIRS[pair][i], axis = f >> 1;
+        if (f & 1) {
+            max->raw[axis] = v[i];
+        } else {
+            min->raw[axis] = v[i];
+        }
     }
 }
 
@@ -99,11 +115,11 @@ static inline void mid_children(const carom_mesh* mesh, const mid_node* n, mid_n
         return;
     }
     const mid_boxtree_node* b = &mesh->data->box_nodes[n->index];
-    int left_count = (int)(b->packed >> 6);
+    int left_count = (int)(b->packed >> 8);
     left->min = right->min = n->min;
     left->max = right->max = n->max;
-    mid_boxtree_child_box(&left->min, &left->max, (b->packed >> 3) & 7u, b->plane[0]);
-    mid_boxtree_child_box(&right->min, &right->max, b->packed & 7u, b->plane[1]);
+    mid_boxtree_child_box(&left->min, &left->max, (b->packed >> 4) & 15u, &b->plane[0]);
+    mid_boxtree_child_box(&right->min, &right->max, b->packed & 15u, &b->plane[2]);
     left->first = n->first;
     left->count = left_count;
     right->first = n->first + left_count;
