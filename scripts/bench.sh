@@ -14,7 +14,9 @@ mkdir -p "$build/bench"
 out="$build/bench/results.jsonl"
 : >"$out"
 export CAROM_BENCH_OUT="$out"
-for exe in $(find "$build/bench-release/bench" -maxdepth 1 -type f -perm -u+x -name 'bench_*' | sort); do
+# Every benchmark program: bench_* (bench_gjk, ...) and carom_bench_* (carom_bench_mid).
+for exe in $(find "$build/bench-release/bench" -maxdepth 1 -type f -perm -u+x \
+        \( -name 'bench_*' -o -name 'carom_bench_*' \) | sort); do
     echo "== $(basename "$exe")" >&2
     "$exe"
 done
