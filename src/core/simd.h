@@ -48,6 +48,22 @@ static inline int f4_positive_mask3(f4 a) {
     return !signbit(a[0]) | !signbit(a[1]) << 1 | !signbit(a[2]) << 2;
 #endif
 }
+// Bit i set where lane i (of the first three) of a comparison result is true.
+static inline int i4_mask3(i4 m) {
+#if defined(__SSE__)
+    return _mm_movemask_ps((__m128)m) & 7;
+#else
+    return (m[0] != 0) | (m[1] != 0) << 1 | (m[2] != 0) << 2;
+#endif
+}
+// The same over all four lanes.
+static inline int i4_mask4(i4 m) {
+#if defined(__SSE__)
+    return _mm_movemask_ps((__m128)m);
+#else
+    return (m[0] != 0) | (m[1] != 0) << 1 | (m[2] != 0) << 2 | (m[3] != 0) << 3;
+#endif
+}
 static inline bool f4_equal3(f4 a, f4 b) { return a[0] == b[0] && a[1] == b[1] && a[2] == b[2]; }
 
 // A rotation kept both ways round, so that R v and R^T v are each three

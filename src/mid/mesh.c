@@ -112,7 +112,9 @@ carom_status carom_mesh_create(const vec3s* vertices, int vertex_count, const in
                    : (desc && desc->leaf_size > 0) ? desc->leaf_size
                                                    : CAROM_MESH_DEFAULT_LEAF_SIZE;
     size_t nv = (size_t)vertex_count, nt = (size_t)triangle_count;
-    d->vertices = carom_alloc(nv * sizeof *d->vertices);
+    // One spare vertex, zeroed: the SIMD leaf tests load each vertex as four
+    // floats, and the last one's fourth must be inside the block.
+    d->vertices = carom_alloc((nv + 1) * sizeof *d->vertices);
     d->triangles = carom_alloc(nt * sizeof *d->triangles);
     d->ids = carom_alloc(nt * sizeof *d->ids);
     d->position = carom_alloc(nt * sizeof *d->position);
@@ -120,6 +122,7 @@ carom_status carom_mesh_create(const vec3s* vertices, int vertex_count, const in
     status = CAROM_ERR_OUT_OF_MEMORY;
     if (d->vertices && d->triangles && d->ids && d->position) {
         memcpy(d->vertices, vertices, nv * sizeof *d->vertices);
+        memset(&d->vertices[nv], 0, sizeof *d->vertices);
         status = prepare_build(&b, vertices, indices, triangle_count);
     }
     if (status == CAROM_OK) {
@@ -130,7 +133,7 @@ carom_status carom_mesh_create(const vec3s* vertices, int vertex_count, const in
     if (status == CAROM_OK) {
         store_triangles(&mesh, indices, b.order);
         mesh.bounds = vertex_bounds(d->vertices, vertex_count);
-        mesh.total_bytes = sizeof *d + nv * sizeof *d->vertices + nt * (sizeof *d->triangles +
+        mesh.total_bytes = sizeof *d + (nv + 1) * sizeof *d->vertices + nt * (sizeof *d->triangles +
                            sizeof *d->ids + sizeof *d->position) + mesh.tree_bytes;
         *out = mesh;
     } else {

@@ -1,5 +1,6 @@
 // Mesh against mesh: both trees descended together in a's frame.
-#include "core/simd.h"
+#include <string.h>
+
 #include "mid/mesh_query.h"
 
 #define MID_CULL_SLACK 1e-5f
@@ -26,61 +27,159 @@ bool mid_pair_frame_init(const carom_mesh* a, carom_xform pose_a, const carom_me
         f->abs_col[i] = v3(fabsf(f->rot.row[0].raw[i]), fabsf(f->rot.row[1].raw[i]),
                            fabsf(f->rot.row[2].raw[i]));
     }
+    for (int j = 0; j < 3; ++j) {
+        f->col[j] = f4_make(f->rot.row[0].raw[j], f->rot.row[1].raw[j], f->rot.row[2].raw[j]);
+    }
+    f->trans4 = f4_from(f->trans);
     float scale = mesh_scale(a) + mesh_scale(b) + v3_max_abs(f->trans);
     f->slack = MID_CULL_SLACK * scale;
     return isfinite(f->slack);
 }
 
-bool mid_pair_frame_triangles(const mid_pair_frame* f, const vec3s va[3], const vec3s vb[3]) {
-    vec3s w[3];
-    for (int k = 0; k < 3; ++k) w[k] = v3_add(rot_apply(&f->rot, vb[k]), f->trans);
-    // The triangles' boxes first: most leaf pairs of a mesh query are apart
-    // on some coordinate axis, and this settles them for a few comparisons.
-    for (int k = 0; k < 3; ++k) {
-        float alo = carom_minf(va[0].raw[k], carom_minf(va[1].raw[k], va[2].raw[k]));
-        float ahi = carom_maxf(va[0].raw[k], carom_maxf(va[1].raw[k], va[2].raw[k]));
-        float blo = carom_minf(w[0].raw[k], carom_minf(w[1].raw[k], w[2].raw[k]));
-        float bhi = carom_maxf(w[0].raw[k], carom_maxf(w[1].raw[k], w[2].raw[k]));
-        if (ahi < blo || bhi < alo) return false;
-    }
-    return mid_triangles_intersect(va, w);
+static const i4 LANES3 = {-1, -1, -1, 0};
+
+// Four floats from three (the fourth, from the next vertex or field, is
+// masked to zero): every caller's block has room after the last triple.
+static inline f4 load3(const float* p) {
+    f4 v;
+    memcpy(&v, p, sizeof v);
+    return (f4)((i4)v & LANES3);
 }
 
-// One mesh's side of a collide query: the map from its frame into the other
-// mesh's frame, x_other = rot x + trans, kept as columns for broadcasts.
+static inline f4 broadcast(f4 v, int i) {
+    return i == 0 ? __builtin_shufflevector(v, v, 0, 0, 0, 0)
+                  : i == 1 ? __builtin_shufflevector(v, v, 1, 1, 1, 1)
+                           : __builtin_shufflevector(v, v, 2, 2, 2, 2);
+}
+
+static inline bool any_of3(i4 m) { return i4_mask3(m) != 0; }
+
+bool mid_pair_frame_triangles_f4(const mid_pair_frame* f, const f4 va[3], const f4 vb[3]) {
+    f4 w[3];
+    for (int k = 0; k < 3; ++k) {
+        w[k] = f->col[0] * broadcast(vb[k], 0) + f->col[1] * broadcast(vb[k], 1) +
+               f->col[2] * broadcast(vb[k], 2) + f->trans4;
+    }
+    // The triangles' boxes first: most leaf pairs of a mesh query are apart
+    // on some coordinate axis, and this settles them for a few comparisons.
+    f4 alo = f4_select(va[0] < va[1], va[0], va[1]), ahi = f4_max(va[0], va[1]);
+    alo = f4_select(alo < va[2], alo, va[2]);
+    ahi = f4_max(ahi, va[2]);
+    f4 blo = f4_select(w[0] < w[1], w[0], w[1]), bhi = f4_max(w[0], w[1]);
+    blo = f4_select(blo < w[2], blo, w[2]);
+    bhi = f4_max(bhi, w[2]);
+    if (any_of3((ahi < blo) | (bhi < alo))) return false;
+    return mid_triangles_intersect_f4(va, w);
+}
+
+bool mid_pair_frame_triangles(const mid_pair_frame* f, const vec3s va[3], const vec3s vb[3]) {
+    f4 a[3] = {f4_from(va[0]), f4_from(va[1]), f4_from(va[2])};
+    f4 b[3] = {f4_from(vb[0]), f4_from(vb[1]), f4_from(vb[2])};
+    return mid_pair_frame_triangles_f4(f, a, b);
+}
+
+// One mesh's side of a collide query: its tree, and the map from its frame
+// into the other mesh's frame, x_other = M x + trans, kept as M's columns
+// for broadcasts.
 typedef struct side {
     const carom_mesh* mesh;
+    const struct carom_mesh_data* d;
+    const mid_aabb_node* aabb;     // NULL for a boxtree
+    const mid_boxtree_node* box;   // NULL for an AABB tree
     f4 col[3];
     f4 abs_col[3];
     f4 trans;
 } side;
 
 // A node with its box both ways: centre and half extents in its own frame,
-// and the centre and the half extents of its rotated box projected on the
-// other mesh's axes. Each node is set up once, when its parent is unfolded,
-// and then tested against many nodes of the other tree for 24 flops a test.
+// and the centre and half extents of its rotated box projected on the other
+// mesh's axes. Each node is set up once, when its parent is unfolded, and
+// then tested against many nodes of the other tree for a dozen vector
+// operations a test.
 typedef struct hnode {
+    f4 lo, hi;  // the box (the boxtree derives its children's from it)
     f4 c, e;
     f4 c_other, e_other;
     float size;
-    mid_node n;
+    bool leaf;
+    int index;  // AABB node; boxtree inner node (-1 for a one-triangle leaf)
+    int first;  // AABB: the node's `first` (children or triangles); boxtree: range start
+    int count;  // triangles in an AABB leaf (0 inner) or the boxtree range
 } hnode;
 
-static void hnode_set(const side* s, hnode* h) {
-    f4 lo = f4_from(h->n.min), hi = f4_from(h->n.max);
-    h->c = (lo + hi) * 0.5f;
-    h->e = (hi - lo) * 0.5f;
-    h->c_other = s->col[0] * h->c[0] + s->col[1] * h->c[1] + s->col[2] * h->c[2] + s->trans;
-    h->e_other = s->abs_col[0] * h->e[0] + s->abs_col[1] * h->e[1] + s->abs_col[2] * h->e[2];
+static inline void hnode_own(hnode* h) {
+    h->c = (h->lo + h->hi) * 0.5f;
+    h->e = (h->hi - h->lo) * 0.5f;
     h->size = h->e[0] + h->e[1] + h->e[2];
 }
 
-// SAT-lite: the two boxes on the six face normals (three axes of each).
-static inline bool hnodes_overlap(const hnode* a, const hnode* b, f4 slack) {
-    f4 ga = f4_abs(b->c_other - a->c) - (a->e + b->e_other);
-    f4 gb = f4_abs(a->c_other - b->c) - (b->e + a->e_other);
-    f4 g = f4_max(ga, gb);
-    return !(g[0] > slack[0] || g[1] > slack[0] || g[2] > slack[0]);
+// The box seen from the other mesh: needed only once the node has passed
+// the test on its own axes, so a node culled there never pays for it.
+static inline void hnode_other(const side* s, hnode* h) {
+    h->c_other = s->col[0] * broadcast(h->c, 0) + s->col[1] * broadcast(h->c, 1) +
+                 s->col[2] * broadcast(h->c, 2) + s->trans;
+    h->e_other = s->abs_col[0] * broadcast(h->e, 0) + s->abs_col[1] * broadcast(h->e, 1) +
+                 s->abs_col[2] * broadcast(h->e, 2);
+}
+
+static inline void aabb_hnode(const side* s, int index, hnode* h) {
+    const mid_aabb_node* n = &s->aabb[index];
+    h->lo = load3(n->min);
+    h->hi = load3(n->max);
+    h->index = index;
+    h->first = n->first;
+    h->count = n->count;
+    h->leaf = n->count > 0;
+    hnode_own(h);
+}
+
+static void hnode_root(const side* s, hnode* h) {
+    if (s->aabb) {
+        aabb_hnode(s, 0, h);
+        return;
+    }
+    h->lo = f4_from(s->d->root_min);
+    h->hi = f4_from(s->d->root_max);
+    h->index = s->mesh->triangle_count > 1 ? 0 : -1;
+    h->first = 0;
+    h->count = s->mesh->triangle_count;
+    h->leaf = h->index < 0;
+    hnode_own(h);
+}
+
+static inline void hnode_children(const side* s, const hnode* h, hnode k[2]) {
+    if (s->aabb) {
+        aabb_hnode(s, h->first, &k[0]);
+        aabb_hnode(s, h->first + 1, &k[1]);
+        return;
+    }
+    const mid_boxtree_node* b = &s->box[h->index];
+    int left = (int)(b->packed >> 8);
+    int counts[2] = {left, h->count - left};
+    unsigned pairs[2] = {(b->packed >> 4) & 15u, b->packed & 15u};
+    for (int i = 0; i < 2; ++i) {
+        vec3s lo = f4_to(h->lo), hi = f4_to(h->hi);
+        mid_boxtree_child_box(&lo, &hi, pairs[i], &b->plane[2 * i]);
+        k[i].lo = f4_from(lo);
+        k[i].hi = f4_from(hi);
+        k[i].first = h->first + (i ? left : 0);
+        k[i].count = counts[i];
+        k[i].leaf = counts[i] == 1;
+        k[i].index = k[i].leaf ? -1 : h->index + (i ? left : 1);
+        hnode_own(&k[i]);
+    }
+}
+
+// SAT-lite, the six face normals, for a freshly unfolded child `k` (own
+// frame only) against a node `o` of the other tree (both frames): first
+// k's three axes, then, if they do not separate, o's three, for which k is
+// brought into o's frame.
+static inline bool child_overlaps(const side* ks, hnode* k, const hnode* o, f4 slack) {
+    f4 g = f4_abs(o->c_other - k->c) - (k->e + o->e_other);
+    if (any_of3(g > slack)) return false;
+    hnode_other(ks, k);
+    g = f4_abs(k->c_other - o->c) - (o->e + k->e_other);
+    return !any_of3(g > slack);
 }
 
 typedef struct collide_ctx {
@@ -92,20 +191,24 @@ typedef struct collide_ctx {
     carom_mesh_query_result* r;
 } collide_ctx;
 
+static inline void load_triangle(const struct carom_mesh_data* d, int p, f4 v[3]) {
+    for (int k = 0; k < 3; ++k) v[k] = load3(d->vertices[d->triangles[p][k]].raw);
+}
+
 // Every triangle pair of two leaves; false when the callback stops.
-static bool collide_leaves(const collide_ctx* c, const mid_node* na, const mid_node* nb) {
-    const struct carom_mesh_data* da = c->a.mesh->data;
-    const struct carom_mesh_data* db = c->b.mesh->data;
+static bool collide_leaves(const collide_ctx* c, const hnode* na, const hnode* nb) {
+    const struct carom_mesh_data* da = c->a.d;
+    const struct carom_mesh_data* db = c->b.d;
     for (int pa = na->first; pa < na->first + na->count; ++pa) {
         if (da->ids[pa] & MID_DEGENERATE_BIT) continue;
-        vec3s va[3];
-        mid_triangle(da, pa, va);
+        f4 va[3];
+        load_triangle(da, pa, va);
         for (int pb = nb->first; pb < nb->first + nb->count; ++pb) {
             if (db->ids[pb] & MID_DEGENERATE_BIT) continue;
-            vec3s vb[3];
-            mid_triangle(db, pb, vb);
+            f4 vb[3];
+            load_triangle(db, pb, vb);
             ++c->r->triangle_tests;
-            if (!mid_pair_frame_triangles(c->f, va, vb)) continue;
+            if (!mid_pair_frame_triangles_f4(c->f, va, vb)) continue;
             ++c->r->found;
             carom_triangle_pair pair = {da->ids[pa] & MID_ID_MASK, db->ids[pb] & MID_ID_MASK};
             if (!c->fn(c->user, pair)) {
@@ -121,24 +224,21 @@ static bool collide_leaves(const collide_ctx* c, const mid_node* na, const mid_n
 // cannot be unfolded) and testing each child before going down into it, so
 // a node is set up once per unfolding, not once per test. The recursion is
 // at most the two trees' depths together deep (<= 2 * CAROM_MESH_MAX_DEPTH
-// frames of about 300 bytes). Returns false when the callback stops.
+// frames of a few hundred bytes). Returns false when the callback stops.
 static bool descend(const collide_ctx* c, const hnode* a, const hnode* b) {
-    bool leaf_a = mid_is_leaf(c->a.mesh, &a->n), leaf_b = mid_is_leaf(c->b.mesh, &b->n);
-    if (leaf_a && leaf_b) return collide_leaves(c, &a->n, &b->n);
+    if (a->leaf && b->leaf) return collide_leaves(c, a, b);
     hnode k[2];
-    if (leaf_b || (!leaf_a && a->size >= b->size)) {
-        mid_children(c->a.mesh, &a->n, &k[0].n, &k[1].n);
+    if (b->leaf || (!a->leaf && a->size >= b->size)) {
+        hnode_children(&c->a, a, k);
+        c->r->node_tests += 2;
         for (int i = 0; i < 2; ++i) {
-            hnode_set(&c->a, &k[i]);
-            ++c->r->node_tests;
-            if (hnodes_overlap(&k[i], b, c->slack) && !descend(c, &k[i], b)) return false;
+            if (child_overlaps(&c->a, &k[i], b, c->slack) && !descend(c, &k[i], b)) return false;
         }
     } else {
-        mid_children(c->b.mesh, &b->n, &k[0].n, &k[1].n);
+        hnode_children(&c->b, b, k);
+        c->r->node_tests += 2;
         for (int i = 0; i < 2; ++i) {
-            hnode_set(&c->b, &k[i]);
-            ++c->r->node_tests;
-            if (hnodes_overlap(a, &k[i], c->slack) && !descend(c, a, &k[i])) return false;
+            if (child_overlaps(&c->b, &k[i], a, c->slack) && !descend(c, a, &k[i])) return false;
         }
     }
     return true;
@@ -146,6 +246,9 @@ static bool descend(const collide_ctx* c, const hnode* a, const hnode* b) {
 
 static void side_init(side* s, const carom_mesh* mesh, const carom_rot* m, vec3s trans) {
     s->mesh = mesh;
+    s->d = mesh->data;
+    s->aabb = mesh->tree == CAROM_TREE_BOXTREE ? NULL : mesh->data->aabb_nodes;
+    s->box = mesh->tree == CAROM_TREE_BOXTREE ? mesh->data->box_nodes : NULL;
     for (int j = 0; j < 3; ++j) {
         s->col[j] = f4_make(m->row[0].raw[j], m->row[1].raw[j], m->row[2].raw[j]);
         s->abs_col[j] = f4_abs(s->col[j]);
@@ -172,11 +275,12 @@ carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose
     }
     side_init(&c.b, b, &f.rot, f.trans);
     side_init(&c.a, a, &inverse, v3_neg(rot_apply(&inverse, f.trans)));
-    hnode ra = {.n = mid_root(a)}, rb = {.n = mid_root(b)};
-    hnode_set(&c.a, &ra);
-    hnode_set(&c.b, &rb);
+    hnode ra, rb;
+    hnode_root(&c.a, &ra);
+    hnode_root(&c.b, &rb);
+    hnode_other(&c.a, &ra);
     ++r.node_tests;
-    if (hnodes_overlap(&ra, &rb, c.slack)) descend(&c, &ra, &rb);
+    if (child_overlaps(&c.b, &rb, &ra, c.slack)) descend(&c, &ra, &rb);
     return r;
 }
 

@@ -159,6 +159,10 @@ void mid_boxtree_refit(carom_mesh* mesh);
 // --- exact primitive tests (triangle.c) --------------------------------------
 // Closed triangles; false for a degenerate one.
 bool mid_triangles_intersect(const vec3s a[3], const vec3s b[3]);
+#ifdef CAROM_SIMD_H
+// The same on four-lane corners (lane 3 zero).
+bool mid_triangles_intersect_f4(const f4 a[3], const f4 b[3]);
+#endif
 // Closed triangle against the box |x_i| <= half_i, triangle in the box's frame.
 bool mid_triangle_box_intersect(const vec3s v[3], vec3s half);
 // Ray p + t d, t in [0, t_max], against a closed triangle from either side.

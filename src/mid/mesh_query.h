@@ -4,6 +4,7 @@
 #ifndef CAROM_MESH_QUERY_H
 #define CAROM_MESH_QUERY_H
 
+#include "core/simd.h"
 #include "mid/mesh_internal.h"
 
 // A world box in a mesh's frame: centre, the box's axes as the rows of `rot`
@@ -31,6 +32,8 @@ bool mid_ray_init(const carom_mesh* mesh, carom_xform pose, carom_ray ray, mid_r
 
 // Mesh b's frame relative to mesh a's: x_a = rot * x_b + trans.
 typedef struct mid_pair_frame {
+    f4 col[3];         // rot's columns
+    f4 trans4;
     carom_rot rot;
     vec3s abs_row[3];  // |rot| by rows
     vec3s abs_col[3];  // |rot| by columns (rows of |rot|^T)
@@ -43,5 +46,7 @@ bool mid_pair_frame_init(const carom_mesh* a, carom_xform pose_a, const carom_me
 // The leaf test of carom_mesh_collide: triangle va of a against vb of b,
 // each in its own mesh's frame.
 bool mid_pair_frame_triangles(const mid_pair_frame* f, const vec3s va[3], const vec3s vb[3]);
+// The same on four-lane corners (lane 3 zero): what the traversal calls.
+bool mid_pair_frame_triangles_f4(const mid_pair_frame* f, const f4 va[3], const f4 vb[3]);
 
 #endif

@@ -6,55 +6,126 @@
 // come from float rounding at touching contact. The tree queries and the
 // brute-force loops in the tests call these very functions, so result sets
 // compare equal, not merely close.
+#include "core/simd.h"
 #include "mid/mesh_internal.h"
+
+// Lanes (v0.k, v1.k, v2.k, v2.k) for k = x, y, z: three corners side by side,
+// the last repeated so four-lane minima and maxima see only real corners.
+static inline void transpose3(const f4 v[3], f4* x, f4* y, f4* z) {
+    f4 t0 = __builtin_shufflevector(v[0], v[1], 0, 4, 1, 5);  // x0 x1 y0 y1
+    f4 t1 = __builtin_shufflevector(v[0], v[1], 2, 6, 2, 6);  // z0 z1 z0 z1
+    *x = __builtin_shufflevector(t0, v[2], 0, 1, 4, 4);
+    *y = __builtin_shufflevector(t0, v[2], 2, 3, 5, 5);
+    *z = __builtin_shufflevector(t1, v[2], 0, 1, 6, 6);
+}
+
+static inline f4 lane(f4 v, int i) {
+    switch (i) {
+        case 0: return __builtin_shufflevector(v, v, 0, 0, 0, 0);
+        case 1: return __builtin_shufflevector(v, v, 1, 1, 1, 1);
+        default: return __builtin_shufflevector(v, v, 2, 2, 2, 2);
+    }
+}
+
+static inline f4 vmin(f4 a, f4 b) { return f4_select(a < b, a, b); }
+static inline f4 vmax(f4 a, f4 b) { return f4_select(a > b, a, b); }
+
+// Every lane of `mask` set (the four-lane compare results of one test).
+static inline bool all_lanes(i4 mask) { return i4_mask4(mask) == 15; }
+static inline bool any_lane(i4 mask) { return i4_mask4(mask) != 0; }
+
+// A triangle's corners broadcast, ready to project on four axes at once.
+typedef struct corners {
+    f4 x[3], y[3], z[3];
+} corners;
+
+static inline corners broadcast(const f4 v[3]) {
+    corners c;
+    for (int i = 0; i < 3; ++i) {
+        c.x[i] = lane(v[i], 0);
+        c.y[i] = lane(v[i], 1);
+        c.z[i] = lane(v[i], 2);
+    }
+    return c;
+}
+
+// Up to four axes (lanes of nx, ny, nz): true when one separates the two
+// triangles' projections (strictly, so touching is not separated). A zero
+// axis projects both to 0 and never separates, which is right: a direction
+// that is not one proves nothing.
+static inline bool separated_on4(const corners* a, const corners* b, f4 nx, f4 ny, f4 nz) {
+    f4 pa0 = a->x[0] * nx + a->y[0] * ny + a->z[0] * nz;
+    f4 pa1 = a->x[1] * nx + a->y[1] * ny + a->z[1] * nz;
+    f4 pa2 = a->x[2] * nx + a->y[2] * ny + a->z[2] * nz;
+    f4 pb0 = b->x[0] * nx + b->y[0] * ny + b->z[0] * nz;
+    f4 pb1 = b->x[1] * nx + b->y[1] * ny + b->z[1] * nz;
+    f4 pb2 = b->x[2] * nx + b->y[2] * ny + b->z[2] * nz;
+    f4 alo = vmin(pa0, vmin(pa1, pa2)), ahi = vmax(pa0, vmax(pa1, pa2));
+    f4 blo = vmin(pb0, vmin(pb1, pb2)), bhi = vmax(pb0, vmax(pb1, pb2));
+    return any_lane((ahi < blo) | (bhi < alo));
+}
+
+// True when the corners' signed plane distances `s` are all of one strict
+// sign: the triangle lies wholly on one side of the plane.
+static inline bool one_side(f4 s) {
+    return all_lanes(s > (f4){0, 0, 0, 0}) || all_lanes(s < (f4){0, 0, 0, 0});
+}
+
+static inline bool is_zero3(f4 v) { return i4_mask3(v != (f4){0, 0, 0, 0}) == 0; }
+
+bool mid_triangles_intersect_f4(const f4 a[3], const f4 b[3]) {
+    // Plane of each against the other's corners first: most near pairs of a
+    // mesh query are settled here, before the second normal is computed.
+    f4 ea[3] = {a[1] - a[0], a[2] - a[1], a[0] - a[2]};
+    f4 na = f4_cross(ea[0], ea[1]);
+    if (is_zero3(na)) return false;
+    f4 bx, by, bz;
+    transpose3(b, &bx, &by, &bz);
+    f4 nax = lane(na, 0), nay = lane(na, 1), naz = lane(na, 2);
+    f4 sa = (bx - lane(a[0], 0)) * nax + (by - lane(a[0], 1)) * nay + (bz - lane(a[0], 2)) * naz;
+    if (one_side(sa)) return false;
+    f4 eb[3] = {b[1] - b[0], b[2] - b[1], b[0] - b[2]};
+    f4 nb = f4_cross(eb[0], eb[1]);
+    if (is_zero3(nb)) return false;
+    f4 ax, ay, az;
+    transpose3(a, &ax, &ay, &az);
+    f4 sb = (ax - lane(b[0], 0)) * lane(nb, 0) + (ay - lane(b[0], 1)) * lane(nb, 1) +
+            (az - lane(b[0], 2)) * lane(nb, 2);
+    if (one_side(sb)) return false;
+
+    // The faces of the Minkowski difference of two triangles have normals
+    // among na, nb, the nine edge cross products and, when the triangles are
+    // coplanar or nearly so, the in-plane edge normals na x ea_i and nb x eb_j.
+    // Testing this superset decides every configuration. Three axes per
+    // batch, one lane repeated.
+    corners ca = broadcast(a), cb = broadcast(b);
+    f4 eax, eay, eaz, ebx, eby, ebz;
+    transpose3(ea, &eax, &eay, &eaz);
+    transpose3(eb, &ebx, &eby, &ebz);
+    for (int j = 0; j < 3; ++j) {
+        f4 x = lane(eb[j], 0), y = lane(eb[j], 1), z = lane(eb[j], 2);
+        if (separated_on4(&ca, &cb, eay * z - eaz * y, eaz * x - eax * z, eax * y - eay * x)) {
+            return false;
+        }
+    }
+    f4 x = lane(na, 0), y = lane(na, 1), z = lane(na, 2);
+    if (separated_on4(&ca, &cb, y * eaz - z * eay, z * eax - x * eaz, x * eay - y * eax)) return false;
+    x = lane(nb, 0), y = lane(nb, 1), z = lane(nb, 2);
+    if (separated_on4(&ca, &cb, y * ebz - z * eby, z * ebx - x * ebz, x * eby - y * ebx)) return false;
+    return true;
+}
+
+bool mid_triangles_intersect(const vec3s a[3], const vec3s b[3]) {
+    f4 fa[3] = {f4_from(a[0]), f4_from(a[1]), f4_from(a[2])};
+    f4 fb[3] = {f4_from(b[0]), f4_from(b[1]), f4_from(b[2])};
+    return mid_triangles_intersect_f4(fa, fb);
+}
 
 // Projection interval of a triangle onto an axis.
 static inline void project3(const vec3s v[3], vec3s axis, float* lo, float* hi) {
     float a = v3_dot(v[0], axis), b = v3_dot(v[1], axis), c = v3_dot(v[2], axis);
     *lo = carom_minf(a, carom_minf(b, c));
     *hi = carom_maxf(a, carom_maxf(b, c));
-}
-
-static inline bool separated_on(const vec3s a[3], const vec3s b[3], vec3s axis) {
-    float alo, ahi, blo, bhi;
-    project3(a, axis, &alo, &ahi);
-    project3(b, axis, &blo, &bhi);
-    // Strict: touching intervals are not separated (closed triangles). A zero
-    // axis (parallel edges) projects both to 0 and never separates, which is
-    // right: a direction that is not one is not a proof.
-    return ahi < blo || bhi < alo;
-}
-
-bool mid_triangles_intersect(const vec3s a[3], const vec3s b[3]) {
-    vec3s ea[3] = {v3_sub(a[1], a[0]), v3_sub(a[2], a[1]), v3_sub(a[0], a[2])};
-    vec3s eb[3] = {v3_sub(b[1], b[0]), v3_sub(b[2], b[1]), v3_sub(b[0], b[2])};
-    vec3s na = v3_cross(ea[0], ea[1]);
-    vec3s nb = v3_cross(eb[0], eb[1]);
-    if (v3_len2(na) == 0.0f || v3_len2(nb) == 0.0f) return false;
-
-    // Plane of a against b's corners first: most near pairs of a mesh query
-    // are settled here with three dot products.
-    float da = v3_dot(na, a[0]);
-    float s0 = v3_dot(na, b[0]) - da, s1 = v3_dot(na, b[1]) - da, s2 = v3_dot(na, b[2]) - da;
-    if ((s0 > 0.0f && s1 > 0.0f && s2 > 0.0f) || (s0 < 0.0f && s1 < 0.0f && s2 < 0.0f)) return false;
-    float db = v3_dot(nb, b[0]);
-    float t0 = v3_dot(nb, a[0]) - db, t1 = v3_dot(nb, a[1]) - db, t2 = v3_dot(nb, a[2]) - db;
-    if ((t0 > 0.0f && t1 > 0.0f && t2 > 0.0f) || (t0 < 0.0f && t1 < 0.0f && t2 < 0.0f)) return false;
-
-    // The faces of the Minkowski difference of two triangles have normals
-    // among na, nb, the nine edge cross products and, when the triangles are
-    // coplanar or nearly so, the in-plane edge normals na x ea_i and nb x eb_j.
-    // Testing this superset decides every configuration.
-    for (int i = 0; i < 3; ++i) {
-        for (int j = 0; j < 3; ++j) {
-            if (separated_on(a, b, v3_cross(ea[i], eb[j]))) return false;
-        }
-    }
-    for (int i = 0; i < 3; ++i) {
-        if (separated_on(a, b, v3_cross(na, ea[i]))) return false;
-        if (separated_on(a, b, v3_cross(nb, eb[i]))) return false;
-    }
-    return true;
 }
 
 // Triangle against the box |x_i| <= h_i: the 13 axes of Akenine-Möller's test
