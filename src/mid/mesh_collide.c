@@ -54,22 +54,39 @@ static inline f4 broadcast(f4 v, int i) {
 
 static inline bool any_of3(i4 m) { return i4_mask3(m) != 0; }
 
-bool mid_pair_frame_triangles_f4(const mid_pair_frame* f, const f4 va[3], const f4 vb[3]) {
-    f4 w[3];
+// A triangle ready for leaf tests: corners in a's frame and their box.
+typedef struct leaf_triangle {
+    f4 v[3];
+    f4 lo, hi;
+} leaf_triangle;
+
+static inline void leaf_triangle_box(leaf_triangle* t) {
+    t->lo = f4_select(t->v[0] < t->v[1], t->v[0], t->v[1]);
+    t->hi = f4_max(t->v[0], t->v[1]);
+    t->lo = f4_select(t->lo < t->v[2], t->lo, t->v[2]);
+    t->hi = f4_max(t->hi, t->v[2]);
+}
+
+static inline void leaf_triangle_of_b(const mid_pair_frame* f, const f4 vb[3], leaf_triangle* t) {
     for (int k = 0; k < 3; ++k) {
-        w[k] = f->col[0] * broadcast(vb[k], 0) + f->col[1] * broadcast(vb[k], 1) +
-               f->col[2] * broadcast(vb[k], 2) + f->trans4;
+        t->v[k] = f->col[0] * broadcast(vb[k], 0) + f->col[1] * broadcast(vb[k], 1) +
+                  f->col[2] * broadcast(vb[k], 2) + f->trans4;
     }
-    // The triangles' boxes first: most leaf pairs of a mesh query are apart
-    // on some coordinate axis, and this settles them for a few comparisons.
-    f4 alo = f4_select(va[0] < va[1], va[0], va[1]), ahi = f4_max(va[0], va[1]);
-    alo = f4_select(alo < va[2], alo, va[2]);
-    ahi = f4_max(ahi, va[2]);
-    f4 blo = f4_select(w[0] < w[1], w[0], w[1]), bhi = f4_max(w[0], w[1]);
-    blo = f4_select(blo < w[2], blo, w[2]);
-    bhi = f4_max(bhi, w[2]);
-    if (any_of3((ahi < blo) | (bhi < alo))) return false;
-    return mid_triangles_intersect_f4(va, w);
+    leaf_triangle_box(t);
+}
+
+// The triangles' boxes first: most leaf pairs of a mesh query are apart on
+// some coordinate axis, and this settles them for a few comparisons.
+static inline bool leaf_triangles_intersect(const leaf_triangle* a, const leaf_triangle* b) {
+    if (any_of3((a->hi < b->lo) | (b->hi < a->lo))) return false;
+    return mid_triangles_intersect_f4(a->v, b->v);
+}
+
+bool mid_pair_frame_triangles_f4(const mid_pair_frame* f, const f4 va[3], const f4 vb[3]) {
+    leaf_triangle a = {{va[0], va[1], va[2]}, {0}, {0}}, b;
+    leaf_triangle_box(&a);
+    leaf_triangle_of_b(f, vb, &b);
+    return leaf_triangles_intersect(&a, &b);
 }
 
 bool mid_pair_frame_triangles(const mid_pair_frame* f, const vec3s va[3], const vec3s vb[3]) {
@@ -157,11 +174,25 @@ static inline void hnode_children(const side* s, const hnode* h, hnode k[2]) {
     int left = (int)(b->packed >> 8);
     int counts[2] = {left, h->count - left};
     unsigned pairs[2] = {(b->packed >> 4) & 15u, b->packed & 15u};
+    // mid_boxtree_child_box on all lanes at once, with the same operations
+    // lane by lane (so the same roundings), each plane then picked into its
+    // axis's lane. Both planes come from the parent's box.
+    static const i4 axis_lane[3] = {{-1, 0, 0, 0}, {0, -1, 0, 0}, {0, 0, -1, 0}};
+    f4 step = (h->hi - h->lo) * (1.0f / MID_BOXTREE_QUANT);
     for (int i = 0; i < 2; ++i) {
-        vec3s lo = f4_to(h->lo), hi = f4_to(h->hi);
-        mid_boxtree_child_box(&lo, &hi, pairs[i], &b->plane[2 * i]);
-        k[i].lo = f4_from(lo);
-        k[i].hi = f4_from(hi);
+        k[i].lo = h->lo;
+        k[i].hi = h->hi;
+        for (int j = 0; j < 2; ++j) {
+            unsigned face = MID_FACE_PAIRS[pairs[i]][j], q = b->plane[2 * i + j];
+            i4 m = axis_lane[face >> 1];
+            if (face & 1) {
+                f4 v = h->hi - (float)(255u - q) * step;
+                k[i].hi = f4_select(m, v, k[i].hi);
+            } else {
+                f4 v = h->lo + (float)q * step;
+                k[i].lo = f4_select(m, v, k[i].lo);
+            }
+        }
         k[i].first = h->first + (i ? left : 0);
         k[i].count = counts[i];
         k[i].leaf = counts[i] == 1;
@@ -182,6 +213,8 @@ static inline bool child_overlaps(const side* ks, hnode* k, const hnode* o, f4 s
     return !any_of3(g > slack);
 }
 
+#define MID_LEAF_CACHE 64
+
 typedef struct collide_ctx {
     side a, b;
     const mid_pair_frame* f;
@@ -189,26 +222,41 @@ typedef struct collide_ctx {
     carom_mesh_pair_fn* fn;
     void* user;
     carom_mesh_query_result* r;
+    int b_tag[MID_LEAF_CACHE];  // tree position held by each slot, -1 for none
+    leaf_triangle b_cache[MID_LEAF_CACHE];
 } collide_ctx;
 
 static inline void load_triangle(const struct carom_mesh_data* d, int p, f4 v[3]) {
     for (int k = 0; k < 3; ++k) v[k] = load3(d->vertices[d->triangles[p][k]].raw);
 }
 
+// b's triangle at tree position p, moved into a's frame: kept in a small
+// direct-mapped cache, because the traversal meets each of b's leaves again
+// for each of a's leaves under the same node.
+static inline const leaf_triangle* b_triangle(collide_ctx* c, int p) {
+    unsigned slot = (unsigned)p & (MID_LEAF_CACHE - 1);
+    if (c->b_tag[slot] != p) {
+        f4 v[3];
+        load_triangle(c->b.d, p, v);
+        leaf_triangle_of_b(c->f, v, &c->b_cache[slot]);
+        c->b_tag[slot] = p;
+    }
+    return &c->b_cache[slot];
+}
+
 // Every triangle pair of two leaves; false when the callback stops.
-static bool collide_leaves(const collide_ctx* c, const hnode* na, const hnode* nb) {
+static bool collide_leaves(collide_ctx* c, const hnode* na, const hnode* nb) {
     const struct carom_mesh_data* da = c->a.d;
     const struct carom_mesh_data* db = c->b.d;
     for (int pa = na->first; pa < na->first + na->count; ++pa) {
         if (da->ids[pa] & MID_DEGENERATE_BIT) continue;
-        f4 va[3];
-        load_triangle(da, pa, va);
+        leaf_triangle ta;
+        load_triangle(da, pa, ta.v);
+        leaf_triangle_box(&ta);
         for (int pb = nb->first; pb < nb->first + nb->count; ++pb) {
             if (db->ids[pb] & MID_DEGENERATE_BIT) continue;
-            f4 vb[3];
-            load_triangle(db, pb, vb);
             ++c->r->triangle_tests;
-            if (!mid_pair_frame_triangles_f4(c->f, va, vb)) continue;
+            if (!leaf_triangles_intersect(&ta, b_triangle(c, pb))) continue;
             ++c->r->found;
             carom_triangle_pair pair = {da->ids[pa] & MID_ID_MASK, db->ids[pb] & MID_ID_MASK};
             if (!c->fn(c->user, pair)) {
@@ -225,7 +273,7 @@ static bool collide_leaves(const collide_ctx* c, const hnode* na, const hnode* n
 // a node is set up once per unfolding, not once per test. The recursion is
 // at most the two trees' depths together deep (<= 2 * CAROM_MESH_MAX_DEPTH
 // frames of a few hundred bytes). Returns false when the callback stops.
-static bool descend(const collide_ctx* c, const hnode* a, const hnode* b) {
+static bool descend(collide_ctx* c, const hnode* a, const hnode* b) {
     if (a->leaf && b->leaf) return collide_leaves(c, a, b);
     hnode k[2];
     if (b->leaf || (!a->leaf && a->size >= b->size)) {
@@ -267,6 +315,7 @@ carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose
         return r;
     }
     collide_ctx c = {.f = &f, .fn = fn, .user = user, .r = &r};
+    for (int i = 0; i < MID_LEAF_CACHE; ++i) c.b_tag[i] = -1;
     c.slack = (f4){f.slack, f.slack, f.slack, f.slack};
     // b into a: x_a = rot x_b + trans; a into b: x_b = rot^T x_a - rot^T trans.
     carom_rot inverse;
