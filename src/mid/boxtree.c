@@ -16,46 +16,71 @@
 // ends on a conservative plane.
 static unsigned quantize(float lo, float hi, float value, bool max_face) {
     float extent = hi - lo;
-    if (!(extent > 0.0f)) return max_face ? 255u : 0u;
+    // Faces the child shares with its parent keep the parent's plane, the
+    // extreme code, without any search.
+    if (!(extent > 0.0f) || (max_face ? value >= hi : value <= lo)) return max_face ? 255u : 0u;
     float f = (value - lo) / extent * MID_BOXTREE_QUANT;
-    long q = max_face ? (long)ceilf(f) : (long)floorf(f);
-    q = q < 0 ? 0 : (q > 255 ? 255 : q);
+    f = f < 0.0f ? 0.0f : (f > MID_BOXTREE_QUANT ? MID_BOXTREE_QUANT : f);
+    long q = (long)f;  // floor, f being >= 0
+    if (max_face && (float)q < f) ++q;
+    // The estimate can miss by rounding; step outward until the plane covers
+    // the value (at most a step or two; the extreme codes always do).
     if (max_face) {
         while (q < 255 && mid_boxtree_plane(lo, hi, (unsigned)q, true) < value) ++q;
-        while (q > 0 && mid_boxtree_plane(lo, hi, (unsigned)q - 1, true) >= value) --q;
     } else {
         while (q > 0 && mid_boxtree_plane(lo, hi, (unsigned)q, false) > value) --q;
-        while (q < 255 && mid_boxtree_plane(lo, hi, (unsigned)q + 1, false) <= value) ++q;
     }
     return (unsigned)q;
 }
 
+// The pair code of faces f1 < f2 (the inverse of MID_FACE_PAIRS).
+static unsigned pair_code(unsigned f1, unsigned f2) {
+    // Pairs are listed in order: those starting with face f begin at
+    // f * (11 - f) / 2.
+    return f1 * (11 - f1) / 2 + (f2 - f1 - 1);
+}
+
 // Picks the pair of `parent`'s faces whose move to the child's true box
 // `tmin..tmax` leaves the smallest box; writes the pair code and the two
-// quantized planes.
+// quantized planes. Most faces are shared with the parent and cannot move,
+// so only the movable ones are weighed.
 static void choose_faces(vec3s pmin, vec3s pmax, vec3s tmin, vec3s tmax, unsigned* pair,
                          uint8_t plane[2]) {
-    unsigned q[6];
-    float keep[6];  // fraction of the parent's extent each face's move keeps
-    for (unsigned f = 0; f < 6; ++f) {
-        unsigned axis = f >> 1;
-        bool max_face = f & 1;
+    // keep[f]: the fraction of the parent's extent that moving face f keeps,
+    // estimated from the exact values; only the two chosen faces are then
+    // quantized (rounded outward), which moves them by under 1/255.
+    float keep[6];
+    for (unsigned axis = 0; axis < 3; ++axis) {
         float lo = pmin.raw[axis], hi = pmax.raw[axis];
-        q[f] = quantize(lo, hi, max_face ? tmax.raw[axis] : tmin.raw[axis], max_face);
-        float v = mid_boxtree_plane(lo, hi, q[f], max_face);
-        keep[f] = hi > lo ? (max_face ? v - lo : hi - v) / (hi - lo) : 1.0f;
+        float inv = hi > lo ? 1.0f / (hi - lo) : 0.0f;
+        keep[2 * axis] = hi > lo ? (hi - tmin.raw[axis]) * inv : 1.0f;
+        keep[2 * axis + 1] = hi > lo ? (tmax.raw[axis] - lo) * inv : 1.0f;
     }
-    float best = INFINITY;
-    for (unsigned k = 0; k < MID_BOXTREE_PAIRS; ++k) {
-        unsigned f1 = MID_FACE_PAIRS[k][0], f2 = MID_FACE_PAIRS[k][1];
-        // Two faces of one axis keep their overlap; of two axes, the product.
-        float volume = (f1 >> 1) == (f2 >> 1) ? keep[f1] + keep[f2] - 1.0f : keep[f1] * keep[f2];
-        if (volume < best) {
-            best = volume;
-            *pair = k;
-            plane[0] = (uint8_t)q[f1];
-            plane[1] = (uint8_t)q[f2];
-        }
+    // Both faces of one axis keep their overlap, k_min + k_max - 1; faces of
+    // two axes keep the product, best with each axis's better face.
+    float same[3], better_keep[3];
+    unsigned better[3];
+    for (unsigned axis = 0; axis < 3; ++axis) {
+        same[axis] = keep[2 * axis] + keep[2 * axis + 1] - 1.0f;
+        better[axis] = keep[2 * axis + 1] < keep[2 * axis] ? 2 * axis + 1 : 2 * axis;
+        better_keep[axis] = keep[better[axis]];
+    }
+    unsigned f1 = 0, f2 = 1;
+    float best = same[0];
+    if (same[1] < best) best = same[1], f1 = 2, f2 = 3;
+    if (same[2] < best) best = same[2], f1 = 4, f2 = 5;
+    float p01 = better_keep[0] * better_keep[1], p02 = better_keep[0] * better_keep[2],
+          p12 = better_keep[1] * better_keep[2];
+    if (p01 < best) best = p01, f1 = better[0], f2 = better[1];
+    if (p02 < best) best = p02, f1 = better[0], f2 = better[2];
+    if (p12 < best) f1 = better[1], f2 = better[2];
+    *pair = pair_code(f1, f2);  // f1 < f2 by construction
+    unsigned faces[2] = {f1, f2};
+    for (int i = 0; i < 2; ++i) {
+        unsigned axis = faces[i] >> 1;
+        bool max_face = faces[i] & 1;
+        float value = max_face ? tmax.raw[axis] : tmin.raw[axis];
+        plane[i] = (uint8_t)quantize(pmin.raw[axis], pmax.raw[axis], value, max_face);
     }
 }
 
