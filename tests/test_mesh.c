@@ -12,7 +12,7 @@
 
 #include "carom/carom.h"
 #include "mesh_io.h"
-#include "mid/mesh_internal.h"
+#include "mid/walk.h"
 #include "reference.h"
 
 static const carom_tree_kind KINDS[] = {CAROM_TREE_AABB, CAROM_TREE_AABB_SAH, CAROM_TREE_BOXTREE};
@@ -47,24 +47,25 @@ static void free_soup(soup* s) {
     free(s->idx);
 }
 
-static bool box_contains(const mid_node* n, vec3s p) {
+static bool box_contains(const mid_walk_node* n, vec3s p) {
     for (int k = 0; k < 3; ++k) {
-        if (p.raw[k] < n->min.raw[k] || p.raw[k] > n->max.raw[k]) return false;
+        if (p.raw[k] < n->lo[k] || p.raw[k] > n->hi[k]) return false;
     }
     return true;
 }
 
-static bool box_within(const mid_node* inner, const mid_node* outer) {
-    return box_contains(outer, inner->min) && box_contains(outer, inner->max);
+static bool box_within(const mid_walk_node* inner, const mid_walk_node* outer) {
+    return box_contains(outer, f4_to(inner->lo)) && box_contains(outer, f4_to(inner->hi));
 }
 
 // Walks the tree: every triangle in exactly one leaf and inside its leaf's
 // box, every box inside its parent's, depth as reported and within the cap.
-static void walk(const carom_mesh* m, const mid_node* n, int depth, int* seen, int* max_depth) {
+static void walk(const mid_tree* t, const mid_walk_node* n, int depth, int* seen, int* max_depth) {
+    const carom_mesh* m = t->mesh;
     assert_true(depth <= CAROM_MESH_MAX_DEPTH);
     if (depth > *max_depth) *max_depth = depth;
     const struct carom_mesh_data* d = m->data;
-    if (mid_is_leaf(m, n)) {
+    if (n->leaf) {
         assert_true(n->count >= 1);
         if (m->tree != CAROM_TREE_BOXTREE) assert_true(n->count <= d->leaf_size);
         for (int p = n->first; p < n->first + n->count; ++p) {
@@ -75,8 +76,8 @@ static void walk(const carom_mesh* m, const mid_node* n, int depth, int* seen, i
         }
         return;
     }
-    mid_node l, r;
-    mid_children(m, n, &l, &r);
+    mid_walk_node l, r;
+    mid_walk_children(t, n, &l, &r);
     assert_true(box_within(&l, n) && box_within(&r, n));
     if (m->tree == CAROM_TREE_BOXTREE) {
         // Boxtree children carry their ranges; they must tile the parent's.
@@ -84,16 +85,18 @@ static void walk(const carom_mesh* m, const mid_node* n, int depth, int* seen, i
         assert_int_equal(l.count + r.count, n->count);
         assert_true(l.count > 0 && r.count > 0);
     }
-    walk(m, &l, depth + 1, seen, max_depth);
-    walk(m, &r, depth + 1, seen, max_depth);
+    walk(t, &l, depth + 1, seen, max_depth);
+    walk(t, &r, depth + 1, seen, max_depth);
 }
 
 static void check_tree(const carom_mesh* m) {
     int* seen = calloc((size_t)m->triangle_count, sizeof(int));
     int max_depth = 0;
-    mid_node root = mid_root(m);
-    walk(m, &root, 0, seen, &max_depth);
-    for (int t = 0; t < m->triangle_count; ++t) assert_int_equal(seen[t], 1);
+    mid_tree t = mid_tree_of(m);
+    mid_walk_node root;
+    mid_walk_root(&t, &root);
+    walk(&t, &root, 0, seen, &max_depth);
+    for (int i = 0; i < m->triangle_count; ++i) assert_int_equal(seen[i], 1);
     assert_int_equal(max_depth, m->depth);
     free(seen);
 }

@@ -128,7 +128,7 @@ static void build_node(boxtree_builder* bb, int index, int first, int count, vec
     choose_faces(qmin, qmax, lmin, lmax, &lpair, &n->plane[0]);
     choose_faces(qmin, qmax, rmin, rmax, &rpair, &n->plane[2]);
     n->packed = (uint32_t)left << 8 | lpair << 4 | rpair;
-    // The children's boxes exactly as mid_children will compute them.
+    // The children's boxes exactly as mid_walk_children will compute them.
     vec3s lqmin = qmin, lqmax = qmax, rqmin = qmin, rqmax = qmax;
     mid_boxtree_child_box(&lqmin, &lqmax, lpair, &n->plane[0]);
     mid_boxtree_child_box(&rqmin, &rqmax, rpair, &n->plane[2]);

@@ -186,11 +186,3 @@ carom_mesh_corners carom_mesh_triangle(const carom_mesh* mesh, int triangle) {
     t.c = v[2];
     return t;
 }
-
-mid_node mid_root(const carom_mesh* mesh) {
-    const struct carom_mesh_data* d = mesh->data;
-    if (mesh->tree != CAROM_TREE_BOXTREE) return mid_aabb_handle(d->aabb_nodes, 0);
-    mid_node n = {d->root_min, d->root_max, mesh->triangle_count > 1 ? 0 : -1, 0,
-                  mesh->triangle_count};
-    return n;
-}

@@ -1,7 +1,6 @@
 // Mesh against mesh: both trees descended together in a's frame.
-#include <string.h>
-
 #include "mid/mesh_query.h"
+#include "mid/walk.h"
 
 #define MID_CULL_SLACK 1e-5f
 
@@ -36,24 +35,6 @@ bool mid_pair_frame_init(const carom_mesh* a, carom_xform pose_a, const carom_me
     return isfinite(f->slack);
 }
 
-static const i4 LANES3 = {-1, -1, -1, 0};
-
-// Four floats from three (the fourth, from the next vertex or field, is
-// masked to zero): every caller's block has room after the last triple.
-static inline f4 load3(const float* p) {
-    f4 v;
-    memcpy(&v, p, sizeof v);
-    return (f4)((i4)v & LANES3);
-}
-
-static inline f4 broadcast(f4 v, int i) {
-    return i == 0 ? __builtin_shufflevector(v, v, 0, 0, 0, 0)
-                  : i == 1 ? __builtin_shufflevector(v, v, 1, 1, 1, 1)
-                           : __builtin_shufflevector(v, v, 2, 2, 2, 2);
-}
-
-static inline bool any_of3(i4 m) { return i4_mask3(m) != 0; }
-
 // A triangle ready for leaf tests: corners in a's frame and their box.
 typedef struct leaf_triangle {
     f4 v[3];
@@ -69,8 +50,8 @@ static inline void leaf_triangle_box(leaf_triangle* t) {
 
 static inline void leaf_triangle_of_b(const mid_pair_frame* f, const f4 vb[3], leaf_triangle* t) {
     for (int k = 0; k < 3; ++k) {
-        t->v[k] = f->col[0] * broadcast(vb[k], 0) + f->col[1] * broadcast(vb[k], 1) +
-                  f->col[2] * broadcast(vb[k], 2) + f->trans4;
+        t->v[k] = f->col[0] * mid_broadcast(vb[k], 0) + f->col[1] * mid_broadcast(vb[k], 1) +
+                  f->col[2] * mid_broadcast(vb[k], 2) + f->trans4;
     }
     leaf_triangle_box(t);
 }
@@ -78,7 +59,7 @@ static inline void leaf_triangle_of_b(const mid_pair_frame* f, const f4 vb[3], l
 // The triangles' boxes first: most leaf pairs of a mesh query are apart on
 // some coordinate axis, and this settles them for a few comparisons.
 static inline bool leaf_triangles_intersect(const leaf_triangle* a, const leaf_triangle* b) {
-    if (any_of3((a->hi < b->lo) | (b->hi < a->lo))) return false;
+    if (mid_any3((a->hi < b->lo) | (b->hi < a->lo))) return false;
     return mid_triangles_intersect_f4(a->v, b->v);
 }
 
@@ -99,10 +80,7 @@ bool mid_pair_frame_triangles(const mid_pair_frame* f, const vec3s va[3], const 
 // into the other mesh's frame, x_other = M x + trans, kept as M's columns
 // for broadcasts.
 typedef struct side {
-    const carom_mesh* mesh;
-    const struct carom_mesh_data* d;
-    const mid_aabb_node* aabb;     // NULL for a boxtree
-    const mid_boxtree_node* box;   // NULL for an AABB tree
+    mid_tree t;
     f4 col[3];
     f4 abs_col[3];
     f4 trans;
@@ -114,91 +92,31 @@ typedef struct side {
 // then tested against many nodes of the other tree for a dozen vector
 // operations a test.
 typedef struct hnode {
-    f4 lo, hi;  // the box (the boxtree derives its children's from it)
+    mid_walk_node n;
     f4 c, e;
     f4 c_other, e_other;
     float size;
-    bool leaf;
-    int index;  // AABB node; boxtree inner node (-1 for a one-triangle leaf)
-    int first;  // AABB: the node's `first` (children or triangles); boxtree: range start
-    int count;  // triangles in an AABB leaf (0 inner) or the boxtree range
 } hnode;
 
 static inline void hnode_own(hnode* h) {
-    h->c = (h->lo + h->hi) * 0.5f;
-    h->e = (h->hi - h->lo) * 0.5f;
+    h->c = (h->n.lo + h->n.hi) * 0.5f;
+    h->e = (h->n.hi - h->n.lo) * 0.5f;
     h->size = h->e[0] + h->e[1] + h->e[2];
 }
 
 // The box seen from the other mesh: needed only once the node has passed
 // the test on its own axes, so a node culled there never pays for it.
 static inline void hnode_other(const side* s, hnode* h) {
-    h->c_other = s->col[0] * broadcast(h->c, 0) + s->col[1] * broadcast(h->c, 1) +
-                 s->col[2] * broadcast(h->c, 2) + s->trans;
-    h->e_other = s->abs_col[0] * broadcast(h->e, 0) + s->abs_col[1] * broadcast(h->e, 1) +
-                 s->abs_col[2] * broadcast(h->e, 2);
-}
-
-static inline void aabb_hnode(const side* s, int index, hnode* h) {
-    const mid_aabb_node* n = &s->aabb[index];
-    h->lo = load3(n->min);
-    h->hi = load3(n->max);
-    h->index = index;
-    h->first = n->first;
-    h->count = n->count;
-    h->leaf = n->count > 0;
-    hnode_own(h);
-}
-
-static void hnode_root(const side* s, hnode* h) {
-    if (s->aabb) {
-        aabb_hnode(s, 0, h);
-        return;
-    }
-    h->lo = f4_from(s->d->root_min);
-    h->hi = f4_from(s->d->root_max);
-    h->index = s->mesh->triangle_count > 1 ? 0 : -1;
-    h->first = 0;
-    h->count = s->mesh->triangle_count;
-    h->leaf = h->index < 0;
-    hnode_own(h);
+    h->c_other = s->col[0] * mid_broadcast(h->c, 0) + s->col[1] * mid_broadcast(h->c, 1) +
+                 s->col[2] * mid_broadcast(h->c, 2) + s->trans;
+    h->e_other = s->abs_col[0] * mid_broadcast(h->e, 0) + s->abs_col[1] * mid_broadcast(h->e, 1) +
+                 s->abs_col[2] * mid_broadcast(h->e, 2);
 }
 
 static inline void hnode_children(const side* s, const hnode* h, hnode k[2]) {
-    if (s->aabb) {
-        aabb_hnode(s, h->first, &k[0]);
-        aabb_hnode(s, h->first + 1, &k[1]);
-        return;
-    }
-    const mid_boxtree_node* b = &s->box[h->index];
-    int left = (int)(b->packed >> 8);
-    int counts[2] = {left, h->count - left};
-    unsigned pairs[2] = {(b->packed >> 4) & 15u, b->packed & 15u};
-    // mid_boxtree_child_box on all lanes at once, with the same operations
-    // lane by lane (so the same roundings), each plane then picked into its
-    // axis's lane. Both planes come from the parent's box.
-    static const i4 axis_lane[3] = {{-1, 0, 0, 0}, {0, -1, 0, 0}, {0, 0, -1, 0}};
-    f4 step = (h->hi - h->lo) * (1.0f / MID_BOXTREE_QUANT);
-    for (int i = 0; i < 2; ++i) {
-        k[i].lo = h->lo;
-        k[i].hi = h->hi;
-        for (int j = 0; j < 2; ++j) {
-            unsigned face = MID_FACE_PAIRS[pairs[i]][j], q = b->plane[2 * i + j];
-            i4 m = axis_lane[face >> 1];
-            if (face & 1) {
-                f4 v = h->hi - (float)(255u - q) * step;
-                k[i].hi = f4_select(m, v, k[i].hi);
-            } else {
-                f4 v = h->lo + (float)q * step;
-                k[i].lo = f4_select(m, v, k[i].lo);
-            }
-        }
-        k[i].first = h->first + (i ? left : 0);
-        k[i].count = counts[i];
-        k[i].leaf = counts[i] == 1;
-        k[i].index = k[i].leaf ? -1 : h->index + (i ? left : 1);
-        hnode_own(&k[i]);
-    }
+    mid_walk_children(&s->t, &h->n, &k[0].n, &k[1].n);
+    hnode_own(&k[0]);
+    hnode_own(&k[1]);
 }
 
 // SAT-lite, the six face normals, for a freshly unfolded child `k` (own
@@ -207,10 +125,10 @@ static inline void hnode_children(const side* s, const hnode* h, hnode k[2]) {
 // brought into o's frame.
 static inline bool child_overlaps(const side* ks, hnode* k, const hnode* o, f4 slack) {
     f4 g = f4_abs(o->c_other - k->c) - (k->e + o->e_other);
-    if (any_of3(g > slack)) return false;
+    if (mid_any3(g > slack)) return false;
     hnode_other(ks, k);
     g = f4_abs(k->c_other - o->c) - (o->e + k->e_other);
-    return !any_of3(g > slack);
+    return !mid_any3(g > slack);
 }
 
 #define MID_LEAF_CACHE 64
@@ -226,10 +144,6 @@ typedef struct collide_ctx {
     leaf_triangle b_cache[MID_LEAF_CACHE];
 } collide_ctx;
 
-static inline void load_triangle(const struct carom_mesh_data* d, int p, f4 v[3]) {
-    for (int k = 0; k < 3; ++k) v[k] = load3(d->vertices[d->triangles[p][k]].raw);
-}
-
 // b's triangle at tree position p, moved into a's frame: kept in a small
 // direct-mapped cache, because the traversal meets each of b's leaves again
 // for each of a's leaves under the same node.
@@ -237,7 +151,7 @@ static inline const leaf_triangle* b_triangle(collide_ctx* c, int p) {
     unsigned slot = (unsigned)p & (MID_LEAF_CACHE - 1);
     if (c->b_tag[slot] != p) {
         f4 v[3];
-        load_triangle(c->b.d, p, v);
+        mid_load_triangle(c->b.t.d, p, v);
         leaf_triangle_of_b(c->f, v, &c->b_cache[slot]);
         c->b_tag[slot] = p;
     }
@@ -245,13 +159,13 @@ static inline const leaf_triangle* b_triangle(collide_ctx* c, int p) {
 }
 
 // Every triangle pair of two leaves; false when the callback stops.
-static bool collide_leaves(collide_ctx* c, const hnode* na, const hnode* nb) {
-    const struct carom_mesh_data* da = c->a.d;
-    const struct carom_mesh_data* db = c->b.d;
+static bool collide_leaves(collide_ctx* c, const mid_walk_node* na, const mid_walk_node* nb) {
+    const struct carom_mesh_data* da = c->a.t.d;
+    const struct carom_mesh_data* db = c->b.t.d;
     for (int pa = na->first; pa < na->first + na->count; ++pa) {
         if (da->ids[pa] & MID_DEGENERATE_BIT) continue;
         leaf_triangle ta;
-        load_triangle(da, pa, ta.v);
+        mid_load_triangle(da, pa, ta.v);
         leaf_triangle_box(&ta);
         for (int pb = nb->first; pb < nb->first + nb->count; ++pb) {
             if (db->ids[pb] & MID_DEGENERATE_BIT) continue;
@@ -274,9 +188,9 @@ static bool collide_leaves(collide_ctx* c, const hnode* na, const hnode* nb) {
 // at most the two trees' depths together deep (<= 2 * CAROM_MESH_MAX_DEPTH
 // frames of a few hundred bytes). Returns false when the callback stops.
 static bool descend(collide_ctx* c, const hnode* a, const hnode* b) {
-    if (a->leaf && b->leaf) return collide_leaves(c, a, b);
+    if (a->n.leaf && b->n.leaf) return collide_leaves(c, &a->n, &b->n);
     hnode k[2];
-    if (b->leaf || (!a->leaf && a->size >= b->size)) {
+    if (b->n.leaf || (!a->n.leaf && a->size >= b->size)) {
         hnode_children(&c->a, a, k);
         c->r->node_tests += 2;
         for (int i = 0; i < 2; ++i) {
@@ -293,10 +207,7 @@ static bool descend(collide_ctx* c, const hnode* a, const hnode* b) {
 }
 
 static void side_init(side* s, const carom_mesh* mesh, const carom_rot* m, vec3s trans) {
-    s->mesh = mesh;
-    s->d = mesh->data;
-    s->aabb = mesh->tree == CAROM_TREE_BOXTREE ? NULL : mesh->data->aabb_nodes;
-    s->box = mesh->tree == CAROM_TREE_BOXTREE ? mesh->data->box_nodes : NULL;
+    s->t = mid_tree_of(mesh);
     for (int j = 0; j < 3; ++j) {
         s->col[j] = f4_make(m->row[0].raw[j], m->row[1].raw[j], m->row[2].raw[j]);
         s->abs_col[j] = f4_abs(s->col[j]);
@@ -325,8 +236,10 @@ carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose
     side_init(&c.b, b, &f.rot, f.trans);
     side_init(&c.a, a, &inverse, v3_neg(rot_apply(&inverse, f.trans)));
     hnode ra, rb;
-    hnode_root(&c.a, &ra);
-    hnode_root(&c.b, &rb);
+    mid_walk_root(&c.a.t, &ra.n);
+    mid_walk_root(&c.b.t, &rb.n);
+    hnode_own(&ra);
+    hnode_own(&rb);
     hnode_other(&c.a, &ra);
     ++r.node_tests;
     if (child_overlaps(&c.b, &rb, &ra, c.slack)) descend(&c, &ra, &rb);

@@ -54,28 +54,6 @@ struct carom_mesh_data {
     int leaf_size;
 };
 
-// A node during traversal: its box (mesh frame), its triangle range, and
-// where it lives in its tree (AABB node index; boxtree inner node index, or
-// -1 for a one-triangle leaf).
-typedef struct mid_node {
-    vec3s min, max;
-    int index;
-    int first, count;
-} mid_node;
-
-static inline bool mid_is_leaf(const carom_mesh* mesh, const mid_node* n) {
-    return mesh->tree == CAROM_TREE_BOXTREE ? n->index < 0 : mesh->data->aabb_nodes[n->index].count > 0;
-}
-
-mid_node mid_root(const carom_mesh* mesh);
-
-static inline mid_node mid_aabb_handle(const mid_aabb_node* nodes, int index) {
-    const mid_aabb_node* a = &nodes[index];
-    mid_node n = {v3(a->min[0], a->min[1], a->min[2]), v3(a->max[0], a->max[1], a->max[2]), index,
-                  a->first, a->count};
-    return n;
-}
-
 // The moved face of a boxtree child, from its parent's interval [lo, hi] on
 // the face's axis. The max face counts down from hi and the min face up from
 // lo, so the extreme codes give the parent's face exactly and the build can
@@ -102,30 +80,6 @@ static inline void mid_boxtree_child_box(vec3s* min, vec3s* max, unsigned pair, 
             min->raw[axis] = v[i];
         }
     }
-}
-
-// The two children of an inner node.
-static inline void mid_children(const carom_mesh* mesh, const mid_node* n, mid_node* left,
-                                mid_node* right) {
-    if (mesh->tree != CAROM_TREE_BOXTREE) {
-        const mid_aabb_node* nodes = mesh->data->aabb_nodes;
-        int c = nodes[n->index].first;
-        *left = mid_aabb_handle(nodes, c);
-        *right = mid_aabb_handle(nodes, c + 1);
-        return;
-    }
-    const mid_boxtree_node* b = &mesh->data->box_nodes[n->index];
-    int left_count = (int)(b->packed >> 8);
-    left->min = right->min = n->min;
-    left->max = right->max = n->max;
-    mid_boxtree_child_box(&left->min, &left->max, (b->packed >> 4) & 15u, &b->plane[0]);
-    mid_boxtree_child_box(&right->min, &right->max, b->packed & 15u, &b->plane[2]);
-    left->first = n->first;
-    left->count = left_count;
-    right->first = n->first + left_count;
-    right->count = n->count - left_count;
-    left->index = left_count > 1 ? n->index + 1 : -1;
-    right->index = right->count > 1 ? n->index + left_count : -1;
 }
 
 // Fetches triangle `t` (tree order) in the mesh frame.

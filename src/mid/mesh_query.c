@@ -1,6 +1,7 @@
 // Queries of one mesh: box overlap and ray cast. Both bring the query into
 // the mesh's frame and walk its tree with a bounded stack.
 #include "mid/mesh_query.h"
+#include "mid/walk.h"
 
 // Relative slack on every box cull: the query is transformed in float, and a
 // box test must never reject a triangle the exact leaf test would accept.
@@ -40,9 +41,9 @@ bool mid_box_query_triangle(const mid_box_query* q, const vec3s v[3]) {
 }
 
 // The query's oriented box against a node's box, on the six face normals.
-static bool box_overlaps_node(const mid_box_query* q, const mid_node* n) {
-    vec3s nc = v3_scale(v3_add(n->min, n->max), 0.5f);
-    vec3s ne = v3_scale(v3_sub(n->max, n->min), 0.5f);
+static bool box_overlaps_node(const mid_box_query* q, const mid_walk_node* n) {
+    vec3s nc = v3_scale(f4_to(n->lo + n->hi), 0.5f);
+    vec3s ne = v3_scale(f4_to(n->hi - n->lo), 0.5f);
     vec3s d = v3_sub(nc, q->center);
     // Mesh axes: the box's extent along mesh axis i is sum_k |rot_ki| half_k.
     vec3s ext = rot_apply_transposed(&(carom_rot){{q->abs_row[0], q->abs_row[1], q->abs_row[2]}},
@@ -68,14 +69,15 @@ carom_mesh_query_result carom_mesh_overlap_box(const carom_mesh* mesh, carom_xfo
         return r;
     }
     const struct carom_mesh_data* d = mesh->data;
-    mid_node stack[CAROM_MESH_MAX_DEPTH + 2];
-    int top = 0;
-    stack[top++] = mid_root(mesh);
+    mid_tree tree = mid_tree_of(mesh);
+    mid_walk_node stack[CAROM_MESH_MAX_DEPTH + 2];
+    int top = 1;
+    mid_walk_root(&tree, &stack[0]);
     while (top > 0) {
-        mid_node n = stack[--top];
+        mid_walk_node n = stack[--top];
         ++r.node_tests;
         if (!box_overlaps_node(&q, &n)) continue;
-        if (mid_is_leaf(mesh, &n)) {
+        if (n.leaf) {
             for (int t = n.first; t < n.first + n.count; ++t) {
                 if (d->ids[t] & MID_DEGENERATE_BIT) continue;
                 vec3s v[3];
@@ -92,7 +94,7 @@ carom_mesh_query_result carom_mesh_overlap_box(const carom_mesh* mesh, carom_xfo
         }
         // Right first so the left subtree is visited first: results come in
         // tree order.
-        mid_children(mesh, &n, &stack[top + 1], &stack[top]);
+        mid_walk_children(&tree, &n, &stack[top + 1], &stack[top]);
         top += 2;
     }
     return r;
@@ -113,21 +115,25 @@ bool mid_ray_init(const carom_mesh* mesh, carom_xform pose, carom_ray ray, mid_r
     q->slack = MID_CULL_SLACK * scale;
     for (int k = 0; k < 3; ++k) {
         // 1/0 is an infinite slope: the slab is crossed everywhere or never,
-        // and the inflated box keeps 0 * inf (a NaN) from ever arising.
+        // and the inflated box keeps 0 * inf (a NaN) from arising unless the
+        // origin sits exactly on an inflated face, where the compare-based
+        // minimum and maximum then ignore that axis (a conservative answer).
         q->inv_dir.raw[k] = 1.0f / q->dir.raw[k];
     }
+    q->origin4 = f4_from(q->origin);
+    q->inv_dir4 = f4_make(q->inv_dir.x, q->inv_dir.y, q->inv_dir.z);
+    q->slack4 = f4_make(q->slack, q->slack, q->slack);
     return true;
 }
 
 // Entry parameter of the ray into the (inflated) node box, or INFINITY.
-static float ray_enter(const mid_ray* q, const mid_node* n, float t_max) {
-    float t0 = 0.0f, t1 = t_max;
-    for (int k = 0; k < 3; ++k) {
-        float a = (n->min.raw[k] - q->slack - q->origin.raw[k]) * q->inv_dir.raw[k];
-        float b = (n->max.raw[k] + q->slack - q->origin.raw[k]) * q->inv_dir.raw[k];
-        t0 = carom_maxf(t0, carom_minf(a, b));
-        t1 = carom_minf(t1, carom_maxf(a, b));
-    }
+// Lane 3 is left out: its box is 0..0 and its slope infinite.
+static inline float ray_enter(const mid_ray* q, const mid_walk_node* n, float t_max) {
+    f4 a = (n->lo - q->slack4 - q->origin4) * q->inv_dir4;
+    f4 b = (n->hi + q->slack4 - q->origin4) * q->inv_dir4;
+    f4 near = f4_select(a < b, a, b), far = f4_max(a, b);
+    float t0 = carom_maxf(carom_maxf(near[0], near[1]), carom_maxf(near[2], 0.0f));
+    float t1 = carom_minf(carom_minf(far[0], far[1]), carom_minf(far[2], t_max));
     return t0 <= t1 ? t0 : INFINITY;
 }
 
@@ -138,7 +144,7 @@ typedef struct ray_best {
     int position;
 } ray_best;
 
-static bool ray_leaf(const carom_mesh* mesh, const mid_ray* q, const mid_node* n, ray_best* best,
+static bool ray_leaf(const carom_mesh* mesh, const mid_ray* q, const mid_walk_node* n, ray_best* best,
                      carom_mesh_query_result* r, bool any) {
     const struct carom_mesh_data* d = mesh->data;
     for (int p = n->first; p < n->first + n->count; ++p) {
@@ -190,24 +196,26 @@ carom_mesh_hit carom_mesh_raycast(const carom_mesh* mesh, carom_xform pose, caro
     bool any = mode == CAROM_RAY_ANY;
     ray_best best = {1.0f, 0x7fffffff, -1};
     carom_mesh_query_result stats = {0};
+    mid_tree tree = mid_tree_of(mesh);
+    // A pending sibling per level at most, plus the node in hand.
     struct {
-        mid_node node;
+        mid_walk_node node;
         float t;
     } stack[CAROM_MESH_MAX_DEPTH + 2];
     int top = 0;
-    stack[top].node = mid_root(mesh);
-    stack[top].t = ray_enter(&q, &stack[top].node, best.t);
-    ++top;
+    mid_walk_root(&tree, &stack[0].node);
+    stack[0].t = ray_enter(&q, &stack[0].node, best.t);
+    top = stack[0].t <= best.t;
     while (top > 0) {
         --top;
         if (stack[top].t > best.t) continue;  // found something closer meanwhile
-        mid_node n = stack[top].node;
-        if (mid_is_leaf(mesh, &n)) {
+        mid_walk_node n = stack[top].node;
+        if (n.leaf) {
             if (ray_leaf(mesh, &q, &n, &best, &stats, any)) break;
             continue;
         }
-        mid_node c[2];
-        mid_children(mesh, &n, &c[0], &c[1]);
+        mid_walk_node c[2];
+        mid_walk_children(&tree, &n, &c[0], &c[1]);
         float t0 = ray_enter(&q, &c[0], best.t), t1 = ray_enter(&q, &c[1], best.t);
         int near = t1 < t0;  // visit the nearer child first: push it last
         float tn = near ? t1 : t0, tf = near ? t0 : t1;

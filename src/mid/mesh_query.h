@@ -23,6 +23,7 @@ bool mid_box_query_triangle(const mid_box_query* q, const vec3s v[3]);
 
 // A world ray in a mesh's frame.
 typedef struct mid_ray {
+    f4 origin4, inv_dir4, slack4;
     carom_rot rot;
     vec3s origin, dir, inv_dir;
     float slack;

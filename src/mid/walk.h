@@ -1,0 +1,120 @@
+// Walking a mesh's tree on four-lane boxes: the node handle every query
+// traversal uses, whichever tree kind the mesh has. The AABB tree reads its
+// children's boxes; the boxtree derives them from the parent's, with the
+// very operations its build used, so they round the same way.
+#ifndef CAROM_MID_WALK_H
+#define CAROM_MID_WALK_H
+
+#include <string.h>
+
+#include "core/simd.h"
+#include "mid/mesh_internal.h"
+
+static const i4 MID_LANES3 = {-1, -1, -1, 0};
+
+// Four floats from three (the fourth, from the next vertex or field, is
+// masked to zero): every caller's block has room after the last triple
+// (node fields, the mesh's spare vertex).
+static inline f4 mid_load3(const float* p) {
+    f4 v;
+    memcpy(&v, p, sizeof v);
+    return (f4)((i4)v & MID_LANES3);
+}
+
+static inline f4 mid_broadcast(f4 v, int i) {
+    return i == 0 ? __builtin_shufflevector(v, v, 0, 0, 0, 0)
+                  : i == 1 ? __builtin_shufflevector(v, v, 1, 1, 1, 1)
+                           : __builtin_shufflevector(v, v, 2, 2, 2, 2);
+}
+
+static inline bool mid_any3(i4 m) { return i4_mask3(m) != 0; }
+
+// Triangle at tree position p, corners as four-lane vectors.
+static inline void mid_load_triangle(const struct carom_mesh_data* d, int p, f4 v[3]) {
+    for (int k = 0; k < 3; ++k) v[k] = mid_load3(d->vertices[d->triangles[p][k]].raw);
+}
+
+typedef struct mid_tree {
+    const carom_mesh* mesh;
+    const struct carom_mesh_data* d;
+    const mid_aabb_node* aabb;    // NULL for a boxtree
+    const mid_boxtree_node* box;  // NULL for an AABB tree
+} mid_tree;
+
+// A node during a walk: its box (mesh frame, lane 3 zero) and where it is.
+typedef struct mid_walk_node {
+    f4 lo, hi;
+    bool leaf;
+    int index;  // AABB node; boxtree inner node (-1 for a one-triangle leaf)
+    int first;  // AABB: the node's `first` (children or triangles); boxtree: range start
+    int count;  // triangles in an AABB leaf (0 inner) or the boxtree range
+} mid_walk_node;
+
+static inline mid_tree mid_tree_of(const carom_mesh* mesh) {
+    bool box = mesh->tree == CAROM_TREE_BOXTREE;
+    mid_tree t = {mesh, mesh->data, box ? NULL : mesh->data->aabb_nodes,
+                  box ? mesh->data->box_nodes : NULL};
+    return t;
+}
+
+static inline void mid_walk_aabb(const mid_tree* t, int index, mid_walk_node* h) {
+    const mid_aabb_node* n = &t->aabb[index];
+    h->lo = mid_load3(n->min);
+    h->hi = mid_load3(n->max);
+    h->index = index;
+    h->first = n->first;
+    h->count = n->count;
+    h->leaf = n->count > 0;
+}
+
+static inline void mid_walk_root(const mid_tree* t, mid_walk_node* h) {
+    if (t->aabb) {
+        mid_walk_aabb(t, 0, h);
+        return;
+    }
+    h->lo = f4_from(t->d->root_min);
+    h->hi = f4_from(t->d->root_max);
+    h->index = t->mesh->triangle_count > 1 ? 0 : -1;
+    h->first = 0;
+    h->count = t->mesh->triangle_count;
+    h->leaf = h->index < 0;
+}
+
+static inline void mid_walk_children(const mid_tree* t, const mid_walk_node* h, mid_walk_node* k0,
+                                     mid_walk_node* k1) {
+    if (t->aabb) {
+        mid_walk_aabb(t, h->first, k0);
+        mid_walk_aabb(t, h->first + 1, k1);
+        return;
+    }
+    const mid_boxtree_node* b = &t->box[h->index];
+    int left = (int)(b->packed >> 8);
+    int counts[2] = {left, h->count - left};
+    unsigned pairs[2] = {(b->packed >> 4) & 15u, b->packed & 15u};
+    mid_walk_node* k[2] = {k0, k1};
+    // mid_boxtree_child_box on all lanes at once, with the same operations
+    // lane by lane (so the same roundings), each plane then picked into its
+    // axis's lane. Both planes come from the parent's box.
+    static const i4 axis_lane[3] = {{-1, 0, 0, 0}, {0, -1, 0, 0}, {0, 0, -1, 0}};
+    f4 step = (h->hi - h->lo) * (1.0f / MID_BOXTREE_QUANT);
+    for (int i = 0; i < 2; ++i) {
+        f4 lo = h->lo, hi = h->hi;
+        for (int j = 0; j < 2; ++j) {
+            unsigned face = MID_FACE_PAIRS[pairs[i]][j], q = b->plane[2 * i + j];
+            i4 m = axis_lane[face >> 1];
+            if (face & 1) {
+                hi = f4_select(m, h->hi - (float)(255u - q) * step, hi);
+            } else {
+                lo = f4_select(m, h->lo + (float)q * step, lo);
+            }
+        }
+        k[i]->lo = lo;
+        k[i]->hi = hi;
+        k[i]->first = h->first + (i ? left : 0);
+        k[i]->count = counts[i];
+        k[i]->leaf = counts[i] == 1;
+        k[i]->index = k[i]->leaf ? -1 : h->index + (i ? left : 1);
+    }
+}
+
+#endif
