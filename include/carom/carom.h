@@ -5,6 +5,7 @@
 #include "base.h"
 #include "shape.h"
 #include "narrow.h"
+#include "cast.h"
 #include "mid.h"
 
 #endif
