@@ -23,6 +23,7 @@
 #include "carom/carom.h"
 #include "mesh_io.h"
 #include "mesh_reference.h"
+#include "core/internal.h"
 #include "mid/mesh_query.h"
 #include "reference.h"
 #include "test_poses.h"
@@ -743,6 +744,167 @@ static void test_refit_equals_rebuild(void** state) {
     mesh_free(&other);
 }
 
+// --- shape casts -------------------------------------------------------------------
+
+// The brute force of carom_mesh_shape_cast: its leaf cast on every triangle.
+static brute_hit brute_force_cast(const carom_mesh* m, carom_xform pose, const carom_shape* shape,
+                                  carom_xform shape_pose, vec3s translation) {
+    versors q = glms_quat_normalize(pose.q);
+    carom_rot rot = carom_rot_from_quat(q);
+    carom_xform relative = {rot_apply_transposed(&rot, glms_vec3_sub(shape_pose.p, pose.p)),
+                            glms_quat_mul(glms_quat_conjugate(q), shape_pose.q)};
+    vec3s local = rot_apply_transposed(&rot, translation);
+    brute_hit best = {false, -1, INFINITY};
+    for (int t = 0; t < m->triangle_count; ++t) {
+        if (flat(m, t)) continue;
+        vec3s v[3];
+        corners(m, t, v);
+        carom_cast_result r;
+        if (!mid_cast_triangle(shape, relative, local, v, &r)) continue;
+        if (!best.hit || r.fraction < best.t || (r.fraction == best.t && t < best.triangle)) {
+            best = (brute_hit){true, t, r.fraction};
+        }
+    }
+    return best;
+}
+
+static void check_casts(const mesh_data* md, carom_xform pose, int count, unsigned long long seed) {
+    double rot[3][3], trans[3];
+    pose_to_double(pose, rot, trans);
+    double centre[3], radius;
+    world_centre(md, rot, trans, centre, &radius);
+    float r = (float)radius;
+    carom_mesh m[KIND_COUNT];
+    for (int k = 0; k < KIND_COUNT; ++k) m[k] = build(md, KINDS[k]);
+    carom_shape shapes[3] = {carom_sphere(0.05f * r),
+                             carom_capsule((vec3s){{0, 0, -0.04f * r}}, (vec3s){{0, 0, 0.04f * r}},
+                                           0.03f * r),
+                             carom_box((vec3s){{0.04f * r, 0.02f * r, 0.05f * r}})};
+    ref_rng rng = {seed};
+    int hits = 0;
+    for (int i = 0; i < count; ++i) {
+        // From outside the mesh's sphere towards a point inside it.
+        carom_xform start = random_pose(&rng, 1.0f);
+        double dir[3], len = 0;
+        for (int k = 0; k < 3; ++k) {
+            dir[k] = ref_rng_uniform(&rng, -1, 1);
+            len += dir[k] * dir[k];
+        }
+        len = sqrt(len) + 1e-9;
+        vec3s target;
+        for (int k = 0; k < 3; ++k) {
+            start.p.raw[k] = (float)(centre[k] + 1.3 * radius * dir[k] / len);
+            target.raw[k] = (float)(centre[k] + ref_rng_uniform(&rng, -0.4, 0.4) * radius);
+        }
+        vec3s translation = glms_vec3_scale(glms_vec3_sub(target, start.p), 1.5f);
+        const carom_shape* shape = &shapes[i % 3];
+        brute_hit truth = brute_force_cast(&m[0], pose, shape, start, translation);
+        hits += truth.hit;
+        for (int k = 0; k < KIND_COUNT; ++k) {
+            carom_mesh_hit h = carom_mesh_shape_cast(&m[k], pose, shape, start, translation);
+            assert_true(h.state == CAROM_DONE || h.state == CAROM_MAX_ITERATIONS);
+            assert_int_equal(h.hit, truth.hit);
+            if (!truth.hit) continue;
+            assert_int_equal(h.triangle, truth.triangle);
+            assert_true(h.fraction == truth.t);
+            assert_true(fabsf(sqrtf(glms_vec3_norm2(h.normal)) - 1.0f) < 1e-3f);
+            // At the fraction the shape touches the triangle it reports.
+            carom_xform at_hit = start;
+            at_hit.p = glms_vec3_add(start.p, glms_vec3_scale(translation, h.fraction));
+            vec3s v[3];
+            corners(&m[k], h.triangle, v);
+            carom_shape tri = carom_triangle(v[0], v[1], v[2]);
+            carom_distance_result d = carom_gjk_distance(shape, at_hit, &tri, pose, NULL);
+            assert_int_equal(d.state, CAROM_DONE);
+            assert_true(d.distance <= 1e-4f * (r + sqrtf(glms_vec3_norm2(translation))));
+        }
+    }
+    assert_true(hits > count / 4);
+    for (int k = 0; k < KIND_COUNT; ++k) carom_mesh_destroy(&m[k]);
+}
+
+static void test_shape_cast_meshes(void** state) {
+    (void)state;
+    mesh_data soup = make_soup(300, 2.0, 0.3, 79);
+    check_casts(&soup, carom_xform_identity(), light() ? 12 : 60, 3);
+    mesh_free(&soup);
+    const char* names[] = {"meshes/bunny00.off", "assimp/HMP/terrain.hmp"};
+    ref_rng rng = {6};
+    for (int i = 0; i < 2; ++i) {
+        mesh_data md = load(names[i]);
+        check_casts(&md, random_pose(&rng, 2.0f), light() ? 2 : 9, 30 + (unsigned)i);
+    }
+}
+
+// A sphere dropped on a floor, a capsule sliding along a wall, a box that
+// starts inside.
+static void test_shape_cast_analytic(void** state) {
+    (void)state;
+    vec3s floor[4] = {{{-5, -5, 0}}, {{5, -5, 0}}, {{5, 5, 0}}, {{-5, 5, 0}}};
+    int idx[6] = {0, 1, 2, 0, 2, 3};
+    carom_mesh m;
+    assert_int_equal(carom_mesh_create(floor, 4, idx, 2, NULL, &m), CAROM_OK);
+    carom_xform pose = at(0, 0, 1);  // the floor at z = 1
+    carom_shape ball = carom_sphere(0.5f);
+    carom_mesh_hit h = carom_mesh_shape_cast(&m, pose, &ball, at(1, 2, 4), (vec3s){{0, 0, -5}});
+    assert_int_equal(h.state, CAROM_DONE);
+    assert_true(h.hit);
+    assert_float_equal(h.fraction, 0.5f, 1e-4f);  // centre from 4 to 1.5
+    assert_float_equal(h.normal.z, 1.0f, 1e-4f);
+    assert_float_equal(h.point.z, 1.0f, 1e-4f);
+    assert_float_equal(h.point.x, 1.0f, 1e-3f);
+    // Moving away, or falling short, misses; a zero translation at rest
+    // above the floor misses; overlapping at the start hits at 0.
+    assert_false(carom_mesh_shape_cast(&m, pose, &ball, at(1, 2, 4), (vec3s){{0, 0, 5}}).hit);
+    assert_false(carom_mesh_shape_cast(&m, pose, &ball, at(1, 2, 4), (vec3s){{0, 0, -2}}).hit);
+    assert_false(carom_mesh_shape_cast(&m, pose, &ball, at(1, 2, 4), (vec3s){{0, 0, 0}}).hit);
+    h = carom_mesh_shape_cast(&m, pose, &ball, at(1, 2, 1.2f), (vec3s){{3, 0, 0}});
+    assert_true(h.hit && h.fraction == 0.0f);
+    h = carom_mesh_shape_cast(&m, pose, &ball, at(1, 2, 1.2f), (vec3s){{0, 0, 0}});
+    assert_true(h.hit && h.fraction == 0.0f);
+    // A capsule lying 0.1 above the floor, sliding along it, never touches;
+    // tilted down by its own length it does.
+    carom_shape capsule = carom_capsule((vec3s){{-1, 0, 0}}, (vec3s){{1, 0, 0}}, 0.25f);
+    assert_false(carom_mesh_shape_cast(&m, pose, &capsule, at(0, 0, 1.35f), (vec3s){{3, 2, 0}}).hit);
+    h = carom_mesh_shape_cast(&m, pose, &capsule, at(0, 0, 2.25f), (vec3s){{3, 0, -2}});
+    assert_true(h.hit);
+    assert_float_equal(h.fraction, 0.5f, 1e-4f);
+    carom_mesh_destroy(&m);
+}
+
+static void test_shape_cast_bad_input(void** state) {
+    (void)state;
+    vec3s v[3] = {{{0, 0, 0}}, {{1, 0, 0}}, {{0, 1, 0}}};
+    int idx[3] = {0, 1, 2};
+    carom_mesh m, zero = {0};
+    assert_int_equal(carom_mesh_create(v, 3, idx, 1, NULL, &m), CAROM_OK);
+    carom_shape ball = carom_sphere(0.5f), bad = carom_sphere(-1.0f);
+    carom_xform id = carom_xform_identity();
+    vec3s down = {{0, 0, -2}};
+    carom_mesh_hit h = carom_mesh_shape_cast(NULL, id, &ball, at(0, 0, 1), down);
+    assert_int_equal(h.state, CAROM_INVALID_INPUT);
+    assert_false(h.hit);
+    assert_int_equal(h.triangle, -1);
+    assert_int_equal(carom_mesh_shape_cast(&zero, id, &ball, at(0, 0, 1), down).state,
+                     CAROM_INVALID_INPUT);
+    assert_int_equal(carom_mesh_shape_cast(&m, id, NULL, at(0, 0, 1), down).state,
+                     CAROM_INVALID_INPUT);
+    assert_int_equal(carom_mesh_shape_cast(&m, id, &bad, at(0, 0, 1), down).state,
+                     CAROM_INVALID_INPUT);
+    assert_int_equal(carom_mesh_shape_cast(&m, at(NAN, 0, 0), &ball, at(0, 0, 1), down).state,
+                     CAROM_INVALID_INPUT);
+    carom_xform zero_q = {{{0, 0, 1}}, {{0, 0, 0, 0}}};
+    assert_int_equal(carom_mesh_shape_cast(&m, id, &ball, zero_q, down).state, CAROM_INVALID_INPUT);
+    assert_int_equal(carom_mesh_shape_cast(&m, id, &ball, at(0, 0, 1), (vec3s){{0, INFINITY, 0}}).state,
+                     CAROM_INVALID_INPUT);
+    assert_int_equal(carom_mesh_shape_cast(&m, id, &ball, at(0, 0, 1), (vec3s){{0, 0, 3e12f}}).state,
+                     CAROM_INVALID_INPUT);
+    h = carom_mesh_shape_cast(&m, id, &ball, at(0.2f, 0.2f, 1), down);
+    assert_int_equal(h.state, CAROM_DONE);
+    assert_true(h.hit);
+    carom_mesh_destroy(&m);
+}
+
 // --- bad input -------------------------------------------------------------------------
 
 static bool never_called(void* user, int t) {
@@ -853,6 +1015,9 @@ int main(void) {
         cmocka_unit_test(test_raycast_meshes),
         cmocka_unit_test(test_overlap_box_meshes),
         cmocka_unit_test(test_refit_equals_rebuild),
+        cmocka_unit_test(test_shape_cast_analytic),
+        cmocka_unit_test(test_shape_cast_meshes),
+        cmocka_unit_test(test_shape_cast_bad_input),
         cmocka_unit_test(test_bad_query_input),
         cmocka_unit_test(test_far_from_origin),
     };

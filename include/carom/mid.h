@@ -137,12 +137,12 @@ CAROM_API carom_mesh_query_result carom_mesh_overlap_box(const carom_mesh* mesh,
 
 /// Where a ray or a cast first meets a mesh.
 typedef struct carom_mesh_hit {
-    carom_query_state state; ///< CAROM_DONE or CAROM_INVALID_INPUT
+    carom_query_state state; ///< CAROM_DONE, CAROM_INVALID_INPUT (and for casts CAROM_MAX_ITERATIONS)
     bool hit;
     int triangle;            ///< caller's triangle index, -1 without a hit
     float fraction;          ///< of the ray's translation, in [0, 1]
     vec3s point;             ///< world contact point
-    vec3s normal;            ///< world unit normal of the triangle, facing the ray's origin
+    vec3s normal;            ///< world unit normal: rays, the triangle's, facing the ray's origin; casts, see carom_mesh_shape_cast
 } carom_mesh_hit;
 
 /// Which hit a ray cast returns.
@@ -157,6 +157,26 @@ typedef enum carom_ray_mode {
 /// `CAROM_INVALID_INPUT` and no hit.
 CAROM_API carom_mesh_hit carom_mesh_raycast(const carom_mesh* mesh, carom_xform pose, carom_ray ray,
                                             carom_ray_mode mode);
+
+/// Sweeps the convex `shape` from `shape_pose` along `translation` (world,
+/// over t in [0, 1]) and returns its first contact with the mesh (at
+/// `pose`): the least fraction over all triangles of the GJK shape cast of
+/// cast.h (`carom_gjk_shape_cast`, with its touch tolerance: a shape
+/// sliding along the surface within that tolerance touches it at 0), ties
+/// to the lowest triangle index. `normal` points from the mesh towards the
+/// shape; `point` is on the mesh. A shape touching or overlapping the mesh
+/// at the start hits at fraction 0. The shape's swept box walks the tree
+/// like a thick ray, nearest node first, and no triangle whose box the
+/// sweep reaches later than the best hit so far is cast against.
+///
+/// `state`: `CAROM_DONE`; `CAROM_INVALID_INPUT` (NULL or invalid mesh or
+/// shape, invalid poses, a translation that is not finite or beyond
+/// `CAROM_MAX_COORDINATE`), with no hit; or `CAROM_MAX_ITERATIONS` when the
+/// winning triangle's cast hit its iteration cap, in which case `fraction`
+/// is still a safe lower bound (see cast.h).
+CAROM_API carom_mesh_hit carom_mesh_shape_cast(const carom_mesh* mesh, carom_xform pose,
+                                               const carom_shape* shape, carom_xform shape_pose,
+                                               vec3s translation);
 
 /// One overlapping triangle pair: a triangle of the first mesh and one of the
 /// second (callers' numbering).

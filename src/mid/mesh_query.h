@@ -50,4 +50,10 @@ bool mid_pair_frame_triangles(const mid_pair_frame* f, const vec3s va[3], const 
 // The same on four-lane corners (lane 3 zero): what the traversal calls.
 bool mid_pair_frame_triangles_f4(const mid_pair_frame* f, const f4 va[3], const f4 vb[3]);
 
+// The leaf test of carom_mesh_shape_cast: the shape at `relative` (mesh
+// frame) moved by `translation` against triangle v; true on a hit.
+struct carom_cast_result;
+bool mid_cast_triangle(const carom_shape* shape, carom_xform relative, vec3s translation,
+                       const vec3s v[3], struct carom_cast_result* out);
+
 #endif
