@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "carom/carom.h"
+#include "test_failing_alloc.h"
 #include "core/internal.h"
 #include "mesh_io.h"
 #include "narrow/support.h"
@@ -112,17 +113,6 @@ static void test_degenerate_input(void** state) {
 // Allocation failure: fail the n-th allocation for every n the build makes;
 // each must report out-of-memory and leak nothing (cmocka's test_realloc
 // checks leaks at the end of the test).
-static int g_fail_at, g_count;
-static void* failing_realloc(void* ptr, size_t size, void* user) {
-    (void)user;
-    if (!ptr && ++g_count == g_fail_at) return NULL;
-    return test_realloc(ptr, size);
-}
-static void hooked_free(void* ptr, void* user) {
-    (void)user;
-    test_free(ptr);
-}
-
 static void test_out_of_memory(void** state) {
     (void)state;
     vec3s pts[20];

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "carom/carom.h"
+#include "test_failing_alloc.h"
 #include "mesh_io.h"
 #include "mid/walk.h"
 #include "reference.h"
@@ -273,17 +274,6 @@ static void test_refit_bounds_moved_vertices(void** state) {
 
 // Allocation failure at every allocation of every build: out of memory,
 // nothing leaked (cmocka's allocator checks at the end of the test).
-static int g_fail_at, g_count;
-static void* failing_realloc(void* ptr, size_t size, void* user) {
-    (void)user;
-    if (!ptr && ++g_count == g_fail_at) return NULL;
-    return test_realloc(ptr, size);
-}
-static void hooked_free(void* ptr, void* user) {
-    (void)user;
-    test_free(ptr);
-}
-
 static void test_out_of_memory(void** state) {
     (void)state;
     soup so = make_soup(40, 2.0f, 0.5f, 5);

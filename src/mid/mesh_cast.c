@@ -47,12 +47,7 @@ static bool cast_init(const carom_mesh* mesh, carom_xform pose, const carom_shap
 
 // Entry of the thick ray into a node's box, or INFINITY.
 static inline float cast_enter(const mid_cast* c, const mid_walk_node* n, float t_max) {
-    f4 a = (n->lo - c->inflate - c->origin) * c->inv_dir;
-    f4 b = (n->hi + c->inflate - c->origin) * c->inv_dir;
-    f4 near = f4_select(a < b, a, b), far = f4_max(a, b);
-    float t0 = carom_maxf(carom_maxf(near[0], near[1]), carom_maxf(near[2], 0.0f));
-    float t1 = carom_minf(carom_minf(far[0], far[1]), carom_minf(far[2], t_max));
-    return t0 <= t1 ? t0 : INFINITY;
+    return mid_slab_enter(n->lo, n->hi, c->inflate, c->origin, c->inv_dir, t_max);
 }
 
 typedef struct cast_best {

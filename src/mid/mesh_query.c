@@ -113,13 +113,7 @@ bool mid_ray_init(const carom_mesh* mesh, carom_xform pose, carom_ray ray, mid_r
     if (!carom_vec3_is_valid(q->origin) || !carom_vec3_is_valid(q->dir)) return false;
     float scale = mesh_scale(mesh) + v3_max_abs(q->origin) + v3_max_abs(q->dir);
     q->slack = MID_CULL_SLACK * scale;
-    for (int k = 0; k < 3; ++k) {
-        // 1/0 is an infinite slope: the slab is crossed everywhere or never,
-        // and the inflated box keeps 0 * inf (a NaN) from arising unless the
-        // origin sits exactly on an inflated face, where the compare-based
-        // minimum and maximum then ignore that axis (a conservative answer).
-        q->inv_dir.raw[k] = 1.0f / q->dir.raw[k];
-    }
+    for (int k = 0; k < 3; ++k) q->inv_dir.raw[k] = 1.0f / q->dir.raw[k];  // see mid_slab_enter
     q->origin4 = f4_from(q->origin);
     q->inv_dir4 = f4_make(q->inv_dir.x, q->inv_dir.y, q->inv_dir.z);
     q->slack4 = f4_make(q->slack, q->slack, q->slack);
@@ -127,14 +121,8 @@ bool mid_ray_init(const carom_mesh* mesh, carom_xform pose, carom_ray ray, mid_r
 }
 
 // Entry parameter of the ray into the (inflated) node box, or INFINITY.
-// Lane 3 is left out: its box is 0..0 and its slope infinite.
 static inline float ray_enter(const mid_ray* q, const mid_walk_node* n, float t_max) {
-    f4 a = (n->lo - q->slack4 - q->origin4) * q->inv_dir4;
-    f4 b = (n->hi + q->slack4 - q->origin4) * q->inv_dir4;
-    f4 near = f4_select(a < b, a, b), far = f4_max(a, b);
-    float t0 = carom_maxf(carom_maxf(near[0], near[1]), carom_maxf(near[2], 0.0f));
-    float t1 = carom_minf(carom_minf(far[0], far[1]), carom_minf(far[2], t_max));
-    return t0 <= t1 ? t0 : INFINITY;
+    return mid_slab_enter(n->lo, n->hi, q->slack4, q->origin4, q->inv_dir4, t_max);
 }
 
 // Best hit so far: least t, ties to the lower caller index.

@@ -34,6 +34,21 @@ static inline void mid_load_triangle(const struct carom_mesh_data* d, int p, f4 
     for (int k = 0; k < 3; ++k) v[k] = mid_load3(d->vertices[d->triangles[p][k]].raw);
 }
 
+// Entry parameter of origin + t * dir, t in [0, t_max], into the box
+// lo..hi grown by `grow` on every side, or INFINITY when it misses. inv_dir
+// holds 1/dir (infinite for a zero component: the slab is then crossed
+// everywhere or nowhere; `grow` > 0 keeps 0 * inf from arising unless the
+// origin sits exactly on a grown face, where the compare-based minimum and
+// maximum then ignore that axis: a conservative answer). Lane 3 is left out.
+static inline float mid_slab_enter(f4 lo, f4 hi, f4 grow, f4 origin, f4 inv_dir, float t_max) {
+    f4 a = (lo - grow - origin) * inv_dir;
+    f4 b = (hi + grow - origin) * inv_dir;
+    f4 near = f4_select(a < b, a, b), far = f4_max(a, b);
+    float t0 = carom_maxf(carom_maxf(near[0], near[1]), carom_maxf(near[2], 0.0f));
+    float t1 = carom_minf(carom_minf(far[0], far[1]), carom_minf(far[2], t_max));
+    return t0 <= t1 ? t0 : INFINITY;
+}
+
 typedef struct mid_tree {
     const carom_mesh* mesh;
     const struct carom_mesh_data* d;

@@ -22,6 +22,7 @@
 #include "mesh_reference.h"
 
 #include "reference.h"
+#include "ref_vec.h"
 
 #include <float.h>
 #include <limits.h>
@@ -37,27 +38,6 @@
 
 /* ---- vectors ---------------------------------------------------------------- */
 
-static void v_sub(double r[3], const double a[3], const double b[3])
-{
-    r[0] = a[0] - b[0];
-    r[1] = a[1] - b[1];
-    r[2] = a[2] - b[2];
-}
-
-static double v_dot(const double a[3], const double b[3])
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-static void v_cross(double r[3], const double a[3], const double b[3])
-{
-    double x = a[1] * b[2] - a[2] * b[1];
-    double y = a[2] * b[0] - a[0] * b[2];
-    double z = a[0] * b[1] - a[1] * b[0];
-    r[0] = x;
-    r[1] = y;
-    r[2] = z;
-}
 
 static double v_len(const double a[3])
 {
