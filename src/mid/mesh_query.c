@@ -171,6 +171,84 @@ static carom_mesh_hit make_hit(const carom_mesh* mesh, const mid_ray* q, carom_r
     return hit;
 }
 
+// The walk on an AABB tree: the stack keeps node indices, not boxes, and
+// each step reads the two children (one cache line) straight from the nodes.
+static void ray_walk_aabb(const carom_mesh* mesh, const mid_ray* q, ray_best* best, bool any) {
+    const mid_aabb_node* nodes = mesh->data->aabb_nodes;
+    carom_mesh_query_result stats = {0};
+    struct {
+        int index;
+        float t;
+    } stack[CAROM_MESH_MAX_DEPTH + 2];
+    mid_walk_node n;
+    mid_tree tree = mid_tree_of(mesh);
+    mid_walk_aabb(&tree, 0, &n);
+    stack[0].index = 0;
+    stack[0].t = ray_enter(q, &n, best->t);
+    int top = stack[0].t <= best->t;
+    while (top > 0) {
+        --top;
+        if (stack[top].t > best->t) continue;  // found something closer meanwhile
+        const mid_aabb_node* node = &nodes[stack[top].index];
+        if (node->count > 0) {
+            mid_walk_node leaf = {.first = node->first, .count = node->count, .leaf = true};
+            if (ray_leaf(mesh, q, &leaf, best, &stats, any)) return;
+            continue;
+        }
+        mid_walk_node c[2];
+        mid_walk_aabb(&tree, node->first, &c[0]);
+        mid_walk_aabb(&tree, node->first + 1, &c[1]);
+        float t0 = ray_enter(q, &c[0], best->t), t1 = ray_enter(q, &c[1], best->t);
+        int near = t1 < t0;  // visit the nearer child first: push it last
+        float tn = near ? t1 : t0, tf = near ? t0 : t1;
+        if (tf <= best->t) {
+            stack[top].index = node->first + 1 - near;
+            stack[top++].t = tf;
+        }
+        if (tn <= best->t) {
+            stack[top].index = node->first + near;
+            stack[top++].t = tn;
+        }
+    }
+}
+
+// The walk on any tree, boxes on the stack (the boxtree derives each
+// child's box from its parent's).
+static void ray_walk(const carom_mesh* mesh, const mid_ray* q, ray_best* best, bool any) {
+    carom_mesh_query_result stats = {0};
+    mid_tree tree = mid_tree_of(mesh);
+    // A pending sibling per level at most, plus the node in hand.
+    struct {
+        mid_walk_node node;
+        float t;
+    } stack[CAROM_MESH_MAX_DEPTH + 2];
+    mid_walk_root(&tree, &stack[0].node);
+    stack[0].t = ray_enter(q, &stack[0].node, best->t);
+    int top = stack[0].t <= best->t;
+    while (top > 0) {
+        --top;
+        if (stack[top].t > best->t) continue;
+        mid_walk_node n = stack[top].node;
+        if (n.leaf) {
+            if (ray_leaf(mesh, q, &n, best, &stats, any)) return;
+            continue;
+        }
+        mid_walk_node c[2];
+        mid_walk_children(&tree, &n, &c[0], &c[1]);
+        float t0 = ray_enter(q, &c[0], best->t), t1 = ray_enter(q, &c[1], best->t);
+        int near = t1 < t0;
+        float tn = near ? t1 : t0, tf = near ? t0 : t1;
+        if (tf <= best->t) {
+            stack[top].node = c[1 - near];
+            stack[top++].t = tf;
+        }
+        if (tn <= best->t) {
+            stack[top].node = c[near];
+            stack[top++].t = tn;
+        }
+    }
+}
+
 carom_mesh_hit carom_mesh_raycast(const carom_mesh* mesh, carom_xform pose, carom_ray ray,
                                   carom_ray_mode mode) {
     carom_mesh_hit none = {0};
@@ -181,41 +259,11 @@ carom_mesh_hit carom_mesh_raycast(const carom_mesh* mesh, carom_xform pose, caro
         return none;
     }
     if (v3_len2(q.dir) == 0.0f) return none;  // a point has nothing to cross
-    bool any = mode == CAROM_RAY_ANY;
     ray_best best = {1.0f, 0x7fffffff, -1};
-    carom_mesh_query_result stats = {0};
-    mid_tree tree = mid_tree_of(mesh);
-    // A pending sibling per level at most, plus the node in hand.
-    struct {
-        mid_walk_node node;
-        float t;
-    } stack[CAROM_MESH_MAX_DEPTH + 2];
-    int top = 0;
-    mid_walk_root(&tree, &stack[0].node);
-    stack[0].t = ray_enter(&q, &stack[0].node, best.t);
-    top = stack[0].t <= best.t;
-    while (top > 0) {
-        --top;
-        if (stack[top].t > best.t) continue;  // found something closer meanwhile
-        mid_walk_node n = stack[top].node;
-        if (n.leaf) {
-            if (ray_leaf(mesh, &q, &n, &best, &stats, any)) break;
-            continue;
-        }
-        mid_walk_node c[2];
-        mid_walk_children(&tree, &n, &c[0], &c[1]);
-        float t0 = ray_enter(&q, &c[0], best.t), t1 = ray_enter(&q, &c[1], best.t);
-        int near = t1 < t0;  // visit the nearer child first: push it last
-        float tn = near ? t1 : t0, tf = near ? t0 : t1;
-        if (tf <= best.t) {
-            stack[top].node = c[1 - near];
-            stack[top++].t = tf;
-        }
-        if (tn <= best.t) {
-            stack[top].node = c[near];
-            stack[top++].t = tn;
-        }
+    if (mesh->tree == CAROM_TREE_BOXTREE) {
+        ray_walk(mesh, &q, &best, mode == CAROM_RAY_ANY);
+    } else {
+        ray_walk_aabb(mesh, &q, &best, mode == CAROM_RAY_ANY);
     }
-    carom_mesh_hit hit = make_hit(mesh, &q, ray, &best);
-    return hit;
+    return make_hit(mesh, &q, ray, &best);
 }
