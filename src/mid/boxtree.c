@@ -14,12 +14,12 @@
 // whose min face does: plane positions are monotonic in the code, and the
 // extreme codes reproduce the parent's face exactly, so the search always
 // ends on a conservative plane.
-static unsigned quantize(float lo, float hi, float value, bool max_face) {
+static unsigned quantize(float lo, float hi, float inv_extent, float value, bool max_face) {
     float extent = hi - lo;
     // Faces the child shares with its parent keep the parent's plane, the
     // extreme code, without any search.
     if (!(extent > 0.0f) || (max_face ? value >= hi : value <= lo)) return max_face ? 255u : 0u;
-    float f = (value - lo) / extent * MID_BOXTREE_QUANT;
+    float f = (value - lo) * inv_extent * MID_BOXTREE_QUANT;
     f = f < 0.0f ? 0.0f : (f > MID_BOXTREE_QUANT ? MID_BOXTREE_QUANT : f);
     long q = (long)f;  // floor, f being >= 0
     if (max_face && (float)q < f) ++q;
@@ -44,15 +44,15 @@ static unsigned pair_code(unsigned f1, unsigned f2) {
 // `tmin..tmax` leaves the smallest box; writes the pair code and the two
 // quantized planes. Most faces are shared with the parent and cannot move,
 // so only the movable ones are weighed.
-static void choose_faces(vec3s pmin, vec3s pmax, vec3s tmin, vec3s tmax, unsigned* pair,
-                         uint8_t plane[2]) {
+static void choose_faces(vec3s pmin, vec3s pmax, vec3s inv_extent, vec3s tmin, vec3s tmax,
+                         unsigned* pair, uint8_t plane[2]) {
     // keep[f]: the fraction of the parent's extent that moving face f keeps,
     // estimated from the exact values; only the two chosen faces are then
     // quantized (rounded outward), which moves them by under 1/255.
     float keep[6];
     for (unsigned axis = 0; axis < 3; ++axis) {
         float lo = pmin.raw[axis], hi = pmax.raw[axis];
-        float inv = hi > lo ? 1.0f / (hi - lo) : 0.0f;
+        float inv = inv_extent.raw[axis];
         keep[2 * axis] = hi > lo ? (hi - tmin.raw[axis]) * inv : 1.0f;
         keep[2 * axis + 1] = hi > lo ? (tmax.raw[axis] - lo) * inv : 1.0f;
     }
@@ -80,7 +80,8 @@ static void choose_faces(vec3s pmin, vec3s pmax, vec3s tmin, vec3s tmax, unsigne
         unsigned axis = faces[i] >> 1;
         bool max_face = faces[i] & 1;
         float value = max_face ? tmax.raw[axis] : tmin.raw[axis];
-        plane[i] = (uint8_t)quantize(pmin.raw[axis], pmax.raw[axis], value, max_face);
+        plane[i] = (uint8_t)quantize(pmin.raw[axis], pmax.raw[axis], inv_extent.raw[axis], value,
+                                     max_face);
     }
 }
 
@@ -125,8 +126,14 @@ static void build_node(boxtree_builder* bb, int index, int first, int count, vec
     range_box(bb, first, left, &lmin, &lmax);
     range_box(bb, first + left, count - left, &rmin, &rmax);
     unsigned lpair = 0, rpair = 0;
-    choose_faces(qmin, qmax, lmin, lmax, &lpair, &n->plane[0]);
-    choose_faces(qmin, qmax, rmin, rmax, &rpair, &n->plane[2]);
+    // Both children cut the same parent box: its reciprocal extents once.
+    vec3s inv;
+    for (int k = 0; k < 3; ++k) {
+        float e = qmax.raw[k] - qmin.raw[k];
+        inv.raw[k] = e > 0.0f ? 1.0f / e : 0.0f;
+    }
+    choose_faces(qmin, qmax, inv, lmin, lmax, &lpair, &n->plane[0]);
+    choose_faces(qmin, qmax, inv, rmin, rmax, &rpair, &n->plane[2]);
     n->packed = (uint32_t)left << 8 | lpair << 4 | rpair;
     // The children's boxes exactly as mid_walk_children will compute them.
     vec3s lqmin = qmin, lqmax = qmax, rqmin = qmin, rqmax = qmax;
