@@ -298,6 +298,34 @@ static carom_xform about_centre(const mesh_data* md, vec3s axis, float angle, ve
     return xf;
 }
 
+// Regression: the in-plane separating axes are products of three edges and
+// their projections of four, which overflowed float for triangles near 1e10
+// in size, so coplanar triangles 4e9 apart were reported as intersecting,
+// and underflow to zero below 1e-10 made every axis fail to separate. The
+// test now works on corners relative to one of them, scaled by a power of
+// two to unit size.
+static void test_collide_coplanar_at_every_scale(void** state) {
+    (void)state;
+    int idx[3] = {0, 1, 2};
+    float scales[] = {1e-20f, 1e-12f, 1e-3f, 1.0f, 1e5f, 1e10f, 1e11f};
+    for (size_t i = 0; i < sizeof scales / sizeof *scales; ++i) {
+        float L = scales[i];
+        vec3s va[3] = {{{0, 0, 0}}, {{L, 0, 0}}, {{0, L, 0}}};
+        vec3s apart[3] = {{{L, L, 0}}, {{L, 0.6f * L, 0}}, {{0.6f * L, L, 0}}};
+        vec3s across[3] = {{{0.2f * L, 0.2f * L, 0}}, {{2 * L, 0.2f * L, 0}}, {{0.2f * L, 2 * L, 0}}};
+        carom_mesh a, b, c;
+        assert_int_equal(carom_mesh_create(va, 3, idx, 1, NULL, &a), CAROM_OK);
+        assert_int_equal(carom_mesh_create(apart, 3, idx, 1, NULL, &b), CAROM_OK);
+        assert_int_equal(carom_mesh_create(across, 3, idx, 1, NULL, &c), CAROM_OK);
+        carom_xform id = carom_xform_identity();
+        assert_int_equal(carom_mesh_collide_pairs(&a, id, &b, id, false, NULL, 0).found, 0);
+        assert_int_equal(carom_mesh_collide_pairs(&a, id, &c, id, false, NULL, 0).found, 1);
+        carom_mesh_destroy(&a);
+        carom_mesh_destroy(&b);
+        carom_mesh_destroy(&c);
+    }
+}
+
 static void test_collide_soups(void** state) {
     (void)state;
     ref_rng rng = {1234};
@@ -569,6 +597,11 @@ static void test_raycast_analytic(void** state) {
     carom_ray on = {{{0.5f, -0.25f, 5}}, {{0, 0, 1}}};
     h = carom_mesh_raycast(&m, pose, on, CAROM_RAY_CLOSEST);
     assert_true(h.hit && h.fraction == 0.0f);
+    // Regression: a tiny but nonzero translation counted as zero (its squared
+    // length underflowed), so a ray starting on the mesh missed.
+    carom_ray tiny = {{{0.5f, -0.25f, 5}}, {{0, 0, 1e-23f}}};
+    h = carom_mesh_raycast(&m, pose, tiny, CAROM_RAY_CLOSEST);
+    assert_true(h.hit && h.fraction == 0.0f && !signbit(h.fraction));
     carom_ray point = {{{0.5f, -0.25f, 5}}, {{0, 0, 0}}};
     h = carom_mesh_raycast(&m, pose, point, CAROM_RAY_CLOSEST);
     assert_int_equal(h.state, CAROM_DONE);
@@ -1008,6 +1041,7 @@ int main(void) {
     if (getenv("CAROM_TEST_FILTER")) cmocka_set_test_filter(getenv("CAROM_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_collide_analytic),
+        cmocka_unit_test(test_collide_coplanar_at_every_scale),
         cmocka_unit_test(test_collide_soups),
         cmocka_unit_test(test_collide_real_meshes),
         cmocka_unit_test(test_collide_house_and_terrain),

@@ -97,8 +97,9 @@ CAROM_API void carom_mesh_destroy(carom_mesh* mesh);
 
 /// Moves the vertices (a deforming mesh) and refits the tree: leaf boxes
 /// first, then each parent as the box of its children; the tree's topology
-/// is kept, so query results equal those of a fresh build of the moved
-/// vertices while speed degrades as the motion tangles the tree.
+/// is kept, so result sets (pairs, triangles, the closest hit) equal those
+/// of a fresh build of the moved vertices, while speed degrades as the
+/// motion tangles the tree.
 /// `vertex_count` must equal the mesh's. The degenerate count is updated.
 ///
 /// Returns `CAROM_OK`, or `CAROM_ERR_INVALID_ARG` (NULL, a count mismatch,
@@ -153,7 +154,8 @@ typedef enum carom_ray_mode {
 
 /// Casts `ray` (world, origin + t * translation for t in [0, 1]) against both
 /// sides of every triangle. A ray starting on a triangle hits it at 0. A
-/// zero translation tests the origin point alone. Invalid input gives
+/// translation of exactly zero never hits (a point crosses nothing; use
+/// carom_mesh_overlap_box for a point query). Invalid input gives
 /// `CAROM_INVALID_INPUT` and no hit.
 CAROM_API carom_mesh_hit carom_mesh_raycast(const carom_mesh* mesh, carom_xform pose, carom_ray ray,
                                             carom_ray_mode mode);
@@ -173,7 +175,8 @@ CAROM_API carom_mesh_hit carom_mesh_raycast(const carom_mesh* mesh, carom_xform 
 /// shape, invalid poses, a translation that is not finite or beyond
 /// `CAROM_MAX_COORDINATE`), with no hit; or `CAROM_MAX_ITERATIONS` when the
 /// winning triangle's cast hit its iteration cap, in which case `fraction`
-/// is still a safe lower bound (see cast.h).
+/// is still a safe lower bound (see cast.h), but another triangle whose own
+/// cast would also have stopped at its cap may have been skipped.
 CAROM_API carom_mesh_hit carom_mesh_shape_cast(const carom_mesh* mesh, carom_xform pose,
                                                const carom_shape* shape, carom_xform shape_pose,
                                                vec3s translation);

@@ -3,8 +3,11 @@
 
 #include "mid/mesh_internal.h"
 
+// Zero area in float: the edges' cross product is exactly zero. (Its squared
+// length would underflow for real triangles below about 1e-19 in size.)
 static bool triangle_is_degenerate(vec3s a, vec3s b, vec3s c) {
-    return v3_len2(v3_cross(v3_sub(b, a), v3_sub(c, a))) == 0.0f;
+    vec3s n = v3_cross(v3_sub(b, a), v3_sub(c, a));
+    return n.x == 0.0f && n.y == 0.0f && n.z == 0.0f;
 }
 
 static void free_data(struct carom_mesh_data* d) {

@@ -35,8 +35,10 @@ static bool cast_init(const carom_mesh* mesh, carom_xform pose, const carom_shap
     float scale = carom_maxf(v3_max_abs(mesh->bounds.min), v3_max_abs(mesh->bounds.max)) +
                   v3_max_abs(centre) + v3_max_abs(half) + v3_max_abs(c->translation);
     // Node boxes grow by the shape's half extents (a Minkowski sum with its
-    // box) and by a slack for rounding and the cast's touch tolerance.
-    float slack = 1e-4f * scale;
+    // box) and by a slack covering rounding and every tolerance under which
+    // the cast counts a near miss as touching (up to CAROM_GJK_FLOOR_TOLERANCE
+    // of its own scale, which can be a few times this sum-of-maxima scale).
+    float slack = 1e-3f * scale;
     c->margin = 1e-3f * scale;
     c->relative_rot = carom_rot_from_quat(c->relative.q);
     c->origin = f4_from(centre);

@@ -258,7 +258,9 @@ carom_mesh_hit carom_mesh_raycast(const carom_mesh* mesh, carom_xform pose, caro
         none.state = CAROM_INVALID_INPUT;
         return none;
     }
-    if (v3_len2(q.dir) == 0.0f) return none;  // a point has nothing to cross
+    // Exactly zero: a point has nothing to cross (the squared length would
+    // underflow for a tiny but real translation).
+    if (q.dir.x == 0.0f && q.dir.y == 0.0f && q.dir.z == 0.0f) return none;
     ray_best best = {1.0f, 0x7fffffff, -1};
     if (mesh->tree == CAROM_TREE_BOXTREE) {
         ray_walk(mesh, &q, &best, mode == CAROM_RAY_ANY);

@@ -6,6 +6,8 @@
 // come from float rounding at touching contact. The tree queries and the
 // brute-force loops in the tests call these very functions, so result sets
 // compare equal, not merely close.
+#include <string.h>
+
 #include "core/simd.h"
 #include "mid/mesh_internal.h"
 
@@ -73,7 +75,8 @@ static inline bool one_side(f4 s) {
 
 static inline bool is_zero3(f4 v) { return i4_mask3(v != (f4){0, 0, 0, 0}) == 0; }
 
-bool mid_triangles_intersect_f4(const f4 a[3], const f4 b[3]) {
+// The test proper, on corners of moderate size (see below).
+static bool intersect_scaled(const f4 a[3], const f4 b[3]) {
     // Plane of each against the other's corners first: most near pairs of a
     // mesh query are settled here, before the second normal is computed.
     f4 ea[3] = {a[1] - a[0], a[2] - a[1], a[0] - a[2]};
@@ -115,6 +118,36 @@ bool mid_triangles_intersect_f4(const f4 a[3], const f4 b[3]) {
     return true;
 }
 
+bool mid_triangles_intersect_f4(const f4 a[3], const f4 b[3]) {
+    // The in-plane axes are products of three edges, and projections on
+    // them of four: in float they overflow for triangles near 1e10 in size
+    // (far-apart coplanar triangles then "intersect") and underflow below
+    // about 1e-10. So the corners are taken relative to a's first one and,
+    // when their size leaves [2^-16, 2^16], scaled by a power of two, which
+    // is exact and changes no answer.
+    f4 o = a[0];
+    f4 pa[3] = {(f4){0, 0, 0, 0}, a[1] - o, a[2] - o};
+    f4 pb[3] = {b[0] - o, b[1] - o, b[2] - o};
+    f4 m = f4_max(f4_max(f4_abs(pa[1]), f4_abs(pa[2])),
+                  f4_max(f4_abs(pb[0]), f4_max(f4_abs(pb[1]), f4_abs(pb[2]))));
+    float size = f4_max3(m);
+    if (!(size > 0.0f)) return false;  // every corner at one point: degenerate
+    if (size > 65536.0f || size < 1.0f / 65536.0f) {
+        // 2^-e for size in [2^e, 2^(e+1)): an exponent field of 254 - E.
+        uint32_t bits;
+        memcpy(&bits, &size, sizeof bits);
+        uint32_t e = (bits >> 23) & 0xffu;
+        uint32_t scale_bits = (e >= 1 && e <= 253 ? 254u - e : 127u) << 23;
+        float scale;
+        memcpy(&scale, &scale_bits, sizeof scale);
+        for (int k = 0; k < 3; ++k) {
+            pa[k] *= scale;
+            pb[k] *= scale;
+        }
+    }
+    return intersect_scaled(pa, pb);
+}
+
 bool mid_triangles_intersect(const vec3s a[3], const vec3s b[3]) {
     f4 fa[3] = {f4_from(a[0]), f4_from(a[1]), f4_from(a[2])};
     f4 fb[3] = {f4_from(b[0]), f4_from(b[1]), f4_from(b[2])};
@@ -138,7 +171,7 @@ bool mid_triangle_box_intersect(const vec3s v[3], vec3s h) {
     }
     vec3s e[3] = {v3_sub(v[1], v[0]), v3_sub(v[2], v[1]), v3_sub(v[0], v[2])};
     vec3s n = v3_cross(e[0], e[1]);
-    if (v3_len2(n) == 0.0f) return false;
+    if (n.x == 0.0f && n.y == 0.0f && n.z == 0.0f) return false;  // degenerate
     float r = h.x * fabsf(n.x) + h.y * fabsf(n.y) + h.z * fabsf(n.z);
     if (fabsf(v3_dot(n, v[0])) > r) return false;
     for (int i = 0; i < 3; ++i) {
@@ -177,6 +210,6 @@ bool mid_ray_triangle(vec3s p, vec3s d, const vec3s v[3], float t_max, float* t)
     if (w < 0.0f || u + w > adet) return false;
     float tt = v3_dot(e2, r) * sign;
     if (tt < 0.0f || tt > adet) return false;
-    *t = carom_minf(tt / adet, 1.0f);
+    *t = carom_minf(tt / adet, 1.0f) + 0.0f;  // + 0: a hit at the start is +0, not -0
     return *t <= t_max;
 }

@@ -5,10 +5,19 @@
 #ifndef CAROM_MID_WALK_H
 #define CAROM_MID_WALK_H
 
+#include <float.h>
 #include <string.h>
 
 #include "core/simd.h"
 #include "mid/mesh_internal.h"
+
+// The boxtree is conservative only because every walk recomputes a child's
+// box with exactly the operations and roundings of its build. The library
+// is built with -ffp-contract=off for that (no fused multiply-adds); excess
+// precision (x87) would break it too.
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
+#error "carom's mid phase needs float arithmetic evaluated in float (FLT_EVAL_METHOD 0)"
+#endif
 
 static const i4 MID_LANES3 = {-1, -1, -1, 0};
 
@@ -36,10 +45,10 @@ static inline void mid_load_triangle(const struct carom_mesh_data* d, int p, f4 
 
 // Entry parameter of origin + t * dir, t in [0, t_max], into the box
 // lo..hi grown by `grow` on every side, or INFINITY when it misses. inv_dir
-// holds 1/dir (infinite for a zero component: the slab is then crossed
-// everywhere or nowhere; `grow` > 0 keeps 0 * inf from arising unless the
-// origin sits exactly on a grown face, where the compare-based minimum and
-// maximum then ignore that axis: a conservative answer). Lane 3 is left out.
+// holds 1/dir, infinite for a zero component: the slab is then crossed
+// everywhere or nowhere. 0 * inf (a NaN) arises only for an origin exactly
+// on a grown face with that component zero; the ray then runs outside the
+// box proper, by `grow`, and the NaN makes it miss. Lane 3 is left out.
 static inline float mid_slab_enter(f4 lo, f4 hi, f4 grow, f4 origin, f4 inv_dir, float t_max) {
     f4 a = (lo - grow - origin) * inv_dir;
     f4 b = (hi + grow - origin) * inv_dir;
