@@ -211,15 +211,8 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
             if (gap <= 8.0f * FLT_EPSILON * v_len * out.scale) break;
             if (simplex_has_point(s, slot)) break;  // no new support: converged
         }
-        // The old vertices keep their slots, so the old simplex is its mask
-        // and weights.
-        unsigned old_mask = s->mask;
-        int old_count = s->count;
-        float old_bary[4] = {s->bary[0], s->bary[1], s->bary[2], s->bary[3]};
-        s->mask |= 1u << slot;
-        s->count++;
-        CAROM_ASSERT(s->count <= 4);
-        f4 v_new = simplex_solve(s);
+        gjk_simplex_saved saved;
+        f4 v_new = simplex_push(s, slot, &saved);
         float vv_new = f4_len2(v_new);
         float touch = stop_radius + tol * out.scale;
         if (s->count == 4 || vv_new <= touch * touch) {
@@ -242,9 +235,7 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
         // otherwise stopped 1.5e-5 short of touching. Second remedy, once:
         // start afresh from the current direction (a long thin simplex from
         // a cache stopped 8e-4 high). The closer answer stands.
-        s->mask = old_mask;
-        s->count = old_count;
-        for (int i = 0; i < 4; ++i) s->bary[i] = old_bary[i];
+        simplex_restore(s, &saved);
         if (!collapsed) {
             collapse_to_point(s);
             collapsed = true;

@@ -190,13 +190,8 @@ static cast_outcome cast_cores(gjk_pair* pair, f4 r, float sigma, gjk_simplex* s
             // cast 1.7e-3 short of a 64-gon prism.
             bool progress = false;
             if (s->count == 0 || !simplex_has_point(s, slot)) {
-                unsigned old_mask = s->mask;
-                int old_count = s->count;
-                float old_bary[4] = {s->bary[0], s->bary[1], s->bary[2], s->bary[3]};
-                s->mask |= 1u << slot;
-                s->count++;
-                CAROM_ASSERT(s->count <= 4);
-                f4 v_new = simplex_solve(s);
+                gjk_simplex_saved saved;
+                f4 v_new = simplex_push(s, slot, &saved);
                 float vv_new = f4_len2(v_new);
                 if (s->count == 4 || vv_new <= touch * touch || vv_new < vv) {
                     v = v_new;
@@ -204,9 +199,7 @@ static cast_outcome cast_cores(gjk_pair* pair, f4 r, float sigma, gjk_simplex* s
                     collapsed = false;
                     progress = true;
                 } else {
-                    s->mask = old_mask;
-                    s->count = old_count;
-                    for (int i = 0; i < 4; ++i) s->bary[i] = old_bary[i];
+                    simplex_restore(s, &saved);
                 }
             }
             if (!progress) {
@@ -287,21 +280,15 @@ static bool settle(gjk_pair* pair, gjk_simplex* s, f4 x, float scale, int budget
         s->w[slot] = w;
         float vw = f4_dot(v, w);
         if (vv - vw - CAROM_GJK_RELATIVE_TOLERANCE * vv <= slack * sqrtf(vv) || simplex_has_point(s, slot)) break;
-        unsigned old_mask = s->mask;
-        int old_count = s->count;
-        float old_bary[4] = {s->bary[0], s->bary[1], s->bary[2], s->bary[3]};
-        s->mask |= 1u << slot;
-        s->count++;
-        f4 v_new = simplex_solve(s);
+        gjk_simplex_saved saved;
+        f4 v_new = simplex_push(s, slot, &saved);
         float vv_new = f4_len2(v_new);
         if (s->count == 4 || vv_new < vv) {
             v = v_new;
             vv = vv_new;
             continue;
         }
-        s->mask = old_mask;
-        s->count = old_count;
-        for (int i = 0; i < 4; ++i) s->bary[i] = old_bary[i];
+        simplex_restore(s, &saved);
         break;
     }
     *v_out = s->count == 4 ? f4_zero() : v;

@@ -317,4 +317,29 @@ static void relative_pose(gjk_pair* pair, carom_xform xf_a, carom_xform xf_b) {
     pair->pos_b = (d * (aw * aw - f4_len2(u)) + u * (2.0f * f4_dot(u, d)) + f4_cross(u, d) * (2.0f * aw)) * (1.0f / n);
 }
 
+// The simplex as it was before a trial vertex: slots keep their points, so
+// the mask, the count and the weights restore it.
+typedef struct gjk_simplex_saved {
+    unsigned mask;
+    int count;
+    float bary[4];
+} gjk_simplex_saved;
+
+// Adds the support point already written to `slot` and solves; `saved`
+// receives the simplex as it was, for simplex_restore when the new vertex
+// brings no progress.
+static f4 simplex_push(gjk_simplex* s, int slot, gjk_simplex_saved* saved) {
+    *saved = (gjk_simplex_saved){s->mask, s->count, {s->bary[0], s->bary[1], s->bary[2], s->bary[3]}};
+    s->mask |= 1u << slot;
+    s->count++;
+    CAROM_ASSERT(s->count <= 4);
+    return simplex_solve(s);
+}
+
+static void simplex_restore(gjk_simplex* s, const gjk_simplex_saved* saved) {
+    s->mask = saved->mask;
+    s->count = saved->count;
+    for (int i = 0; i < 4; ++i) s->bary[i] = saved->bary[i];
+}
+
 #endif
