@@ -8,7 +8,7 @@
 // remove the most of its parent's volume, with 8-bit planes: 8 bytes per
 // inner node, one triangle per leaf. (Measured on bunny against bunny: one
 // 16-bit face per child needed 4x the triangle tests of the AABB tree.)
-#include "mid/mesh_internal.h"
+#include "mid/walk.h"
 
 // The smallest code whose max face still covers `value`, or the largest
 // whose min face does: plane positions are monotonic in the code, and the
@@ -135,10 +135,11 @@ static void build_node(boxtree_builder* bb, int index, int first, int count, vec
     choose_faces(qmin, qmax, inv, lmin, lmax, &lpair, &n->plane[0]);
     choose_faces(qmin, qmax, inv, rmin, rmax, &rpair, &n->plane[2]);
     n->packed = (uint32_t)left << 8 | lpair << 4 | rpair;
-    // The children's boxes exactly as mid_walk_children will compute them.
-    vec3s lqmin = qmin, lqmax = qmax, rqmin = qmin, rqmax = qmax;
-    mid_boxtree_child_box(&lqmin, &lqmax, lpair, &n->plane[0]);
-    mid_boxtree_child_box(&rqmin, &rqmax, rpair, &n->plane[2]);
+    // The children's boxes exactly as every walk will compute them.
+    f4 lq[2], rq[2];
+    mid_boxtree_child(f4_from(qmin), f4_from(qmax), lpair, &n->plane[0], &lq[0], &lq[1]);
+    mid_boxtree_child(f4_from(qmin), f4_from(qmax), rpair, &n->plane[2], &rq[0], &rq[1]);
+    vec3s lqmin = f4_to(lq[0]), lqmax = f4_to(lq[1]), rqmin = f4_to(rq[0]), rqmax = f4_to(rq[1]);
     if (left > 1) build_node(bb, index + 1, first, left, lmin, lmax, lqmin, lqmax, depth + 1);
     if (count - left > 1) {
         build_node(bb, index + left, first + left, count - left, rmin, rmax, rqmin, rqmax, depth + 1);

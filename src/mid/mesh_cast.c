@@ -11,7 +11,7 @@ typedef struct mid_cast {
     carom_rot relative_rot;
     vec3s translation;     // in the mesh's frame
     float margin;          // well above the cast's touch and floor tolerances
-    f4 origin, inv_dir, inflate;
+    mid_sweep sweep;       // the shape's box as a thick segment
 } mid_cast;
 
 static bool cast_init(const carom_mesh* mesh, carom_xform pose, const carom_shape* shape,
@@ -41,18 +41,17 @@ static bool cast_init(const carom_mesh* mesh, carom_xform pose, const carom_shap
     float slack = 1e-3f * scale;
     c->margin = 1e-3f * scale;
     c->relative_rot = carom_rot_from_quat(c->relative.q);
-    c->origin = f4_from(centre);
-    c->inflate = f4_from(v3_add(half, v3(slack, slack, slack)));
-    c->inv_dir = f4_make(1.0f / c->translation.x, 1.0f / c->translation.y, 1.0f / c->translation.z);
+    c->sweep.origin = f4_from(centre);
+    c->sweep.grow = f4_from(v3_add(half, v3(slack, slack, slack)));
+    c->sweep.inv_dir =
+        f4_make(1.0f / c->translation.x, 1.0f / c->translation.y, 1.0f / c->translation.z);
     return isfinite(slack);
 }
 
-// Entry of the thick ray into a node's box, or INFINITY.
-static inline float cast_enter(const mid_cast* c, const mid_walk_node* n, float t_max) {
-    return mid_slab_enter(n->lo, n->hi, c->inflate, c->origin, c->inv_dir, t_max);
-}
-
 typedef struct cast_best {
+    const struct carom_mesh_data* d;
+    const carom_shape* shape;
+    const mid_cast* c;
     carom_cast_result r;  // in the mesh's frame
     int id;               // caller's triangle index, INT_MAX for none
 } cast_best;
@@ -91,22 +90,26 @@ static float plane_time(const carom_shape* shape, const mid_cast* c, const vec3s
     return 0.0f;
 }
 
-static void cast_leaf(const carom_mesh* mesh, const carom_shape* shape, const mid_cast* c,
-                      const mid_walk_node* n, cast_best* best) {
-    const struct carom_mesh_data* d = mesh->data;
+static bool cast_leaf(void* ctx, const mid_walk_node* n, float* limit) {
+    cast_best* best = ctx;
+    const struct carom_mesh_data* d = best->d;
     for (int p = n->first; p < n->first + n->count; ++p) {
         if (d->ids[p] & MID_DEGENERATE_BIT) continue;
         vec3s v[3];
         mid_triangle(d, p, v);
-        if (best->id != 0x7fffffff && plane_time(shape, c, v) > best->r.fraction) continue;
+        if (best->id != 0x7fffffff && plane_time(best->shape, best->c, v) > best->r.fraction) continue;
         carom_cast_result r;
-        if (!mid_cast_triangle(shape, c->relative, c->translation, v, &r)) continue;
+        if (!mid_cast_triangle(best->shape, best->c->relative, best->c->translation, v, &r)) continue;
         int id = d->ids[p] & MID_ID_MASK;
         if (r.fraction < best->r.fraction || (r.fraction == best->r.fraction && id < best->id)) {
             best->r = r;
             best->id = id;
+            // A triangle whose box the shape's box enters after this hit
+            // cannot be hit before it; ties are still visited.
+            *limit = carom_minf(r.fraction, 1.0f);
         }
     }
+    return false;
 }
 
 carom_mesh_hit carom_mesh_shape_cast(const carom_mesh* mesh, carom_xform pose,
@@ -119,41 +122,11 @@ carom_mesh_hit carom_mesh_shape_cast(const carom_mesh* mesh, carom_xform pose,
         hit.state = CAROM_INVALID_INPUT;
         return hit;
     }
-    cast_best best = {{0}, 0x7fffffff};
+    cast_best best = {mesh->data, shape, &c, {0}, 0x7fffffff};
     best.r.fraction = INFINITY;
     mid_tree tree = mid_tree_of(mesh);
-    struct {
-        mid_walk_node node;
-        float t;
-    } stack[CAROM_MESH_MAX_DEPTH + 2];
-    mid_walk_root(&tree, &stack[0].node);
-    stack[0].t = cast_enter(&c, &stack[0].node, 1.0f);
-    int top = stack[0].t <= 1.0f;
-    while (top > 0) {
-        --top;
-        // A triangle whose box the shape's box enters after the best hit so
-        // far cannot be hit before it. Ties are visited: the lower index wins.
-        float limit = carom_minf(best.r.fraction, 1.0f);
-        if (stack[top].t > limit) continue;
-        mid_walk_node n = stack[top].node;
-        if (n.leaf) {
-            cast_leaf(mesh, shape, &c, &n, &best);
-            continue;
-        }
-        mid_walk_node k[2];
-        mid_walk_children(&tree, &n, &k[0], &k[1]);
-        float t0 = cast_enter(&c, &k[0], limit), t1 = cast_enter(&c, &k[1], limit);
-        int near = t1 < t0;
-        float tn = near ? t1 : t0, tf = near ? t0 : t1;
-        if (tf <= limit) {
-            stack[top].node = k[1 - near];
-            stack[top++].t = tf;
-        }
-        if (tn <= limit) {
-            stack[top].node = k[near];
-            stack[top++].t = tn;
-        }
-    }
+    float limit = 1.0f;
+    mid_sweep_walk(&tree, &c.sweep, &limit, cast_leaf, &best);
     if (best.id == 0x7fffffff) return hit;
     hit.state = best.r.state == CAROM_MAX_ITERATIONS ? CAROM_MAX_ITERATIONS : CAROM_DONE;
     hit.hit = true;

@@ -21,11 +21,6 @@ bool mid_pair_frame_init(const carom_mesh* a, carom_xform pose_a, const carom_me
         }
     }
     f->trans = rot_apply_transposed(&ra, v3_sub(pose_b.p, pose_a.p));
-    for (int i = 0; i < 3; ++i) {
-        f->abs_row[i] = v3_abs(f->rot.row[i]);
-        f->abs_col[i] = v3(fabsf(f->rot.row[0].raw[i]), fabsf(f->rot.row[1].raw[i]),
-                           fabsf(f->rot.row[2].raw[i]));
-    }
     for (int j = 0; j < 3; ++j) {
         f->col[j] = f4_make(f->rot.row[0].raw[j], f->rot.row[1].raw[j], f->rot.row[2].raw[j]);
     }

@@ -56,30 +56,12 @@ struct carom_mesh_data {
 
 // The moved face of a boxtree child, from its parent's interval [lo, hi] on
 // the face's axis. The max face counts down from hi and the min face up from
-// lo, so the extreme codes give the parent's face exactly and the build can
-// round every plane outward with this very expression.
+// lo, so the extreme codes give the parent's face exactly. The build rounds
+// planes outward with this expression; mid_boxtree_child (walk.h) is the
+// same arithmetic on four lanes.
 static inline float mid_boxtree_plane(float lo, float hi, unsigned q, bool max_face) {
     float step = (hi - lo) * (1.0f / MID_BOXTREE_QUANT);
     return max_face ? hi - (float)(255u - q) * step : lo + (float)q * step;
-}
-
-// A child's box from its parent's (in place). Both planes are read against
-// the parent's box before either face moves: a pair may be the two faces of
-// one axis.
-static inline void mid_boxtree_child_box(vec3s* min, vec3s* max, unsigned pair, const uint8_t q[2]) {
-    float v[2];
-    for (int i = 0; i < 2; ++i) {
-        unsigned f = MID_FACE_PAIRS[pair][i], axis = f >> 1;
-        v[i] = mid_boxtree_plane(min->raw[axis], max->raw[axis], q[i], f & 1);
-    }
-    for (int i = 0; i < 2; ++i) {
-        unsigned f = MID_FACE_PAIRS[pair][i], axis = f >> 1;
-        if (f & 1) {
-            max->raw[axis] = v[i];
-        } else {
-            min->raw[axis] = v[i];
-        }
-    }
 }
 
 // Fetches triangle `t` (tree order) in the mesh frame.

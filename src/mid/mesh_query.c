@@ -113,140 +113,58 @@ bool mid_ray_init(const carom_mesh* mesh, carom_xform pose, carom_ray ray, mid_r
     if (!carom_vec3_is_valid(q->origin) || !carom_vec3_is_valid(q->dir)) return false;
     float scale = mesh_scale(mesh) + v3_max_abs(q->origin) + v3_max_abs(q->dir);
     q->slack = MID_CULL_SLACK * scale;
-    for (int k = 0; k < 3; ++k) q->inv_dir.raw[k] = 1.0f / q->dir.raw[k];  // see mid_slab_enter
     q->origin4 = f4_from(q->origin);
-    q->inv_dir4 = f4_make(q->inv_dir.x, q->inv_dir.y, q->inv_dir.z);
+    // Infinite for a zero component: see mid_slab_enter.
+    q->inv_dir4 = f4_make(1.0f / q->dir.x, 1.0f / q->dir.y, 1.0f / q->dir.z);
     q->slack4 = f4_make(q->slack, q->slack, q->slack);
     return true;
 }
 
-// Entry parameter of the ray into the (inflated) node box, or INFINITY.
-static inline float ray_enter(const mid_ray* q, const mid_walk_node* n, float t_max) {
-    return mid_slab_enter(n->lo, n->hi, q->slack4, q->origin4, q->inv_dir4, t_max);
-}
-
-// Best hit so far: least t, ties to the lower caller index.
-typedef struct ray_best {
-    float t;
+// A ray's walk: what its leaves need, and the best hit so far (least t,
+// ties to the lower caller index; the walk holds t).
+typedef struct ray_walk {
+    const struct carom_mesh_data* d;
+    const mid_ray* q;
+    bool any;
     int id;
-    int position;
-} ray_best;
+    int position;  // tree position of the best hit, -1 for none
+} ray_walk;
 
-static bool ray_leaf(const carom_mesh* mesh, const mid_ray* q, const mid_walk_node* n, ray_best* best,
-                     carom_mesh_query_result* r, bool any) {
-    const struct carom_mesh_data* d = mesh->data;
+static bool ray_leaf(void* ctx, const mid_walk_node* n, float* best_t) {
+    ray_walk* w = ctx;
     for (int p = n->first; p < n->first + n->count; ++p) {
-        if (d->ids[p] & MID_DEGENERATE_BIT) continue;
+        if (w->d->ids[p] & MID_DEGENERATE_BIT) continue;
         vec3s v[3];
-        mid_triangle(d, p, v);
-        ++r->triangle_tests;
+        mid_triangle(w->d, p, v);
         float t;
-        if (!mid_ray_triangle(q->origin, q->dir, v, best->t, &t)) continue;
-        int id = d->ids[p] & MID_ID_MASK;
-        if (t < best->t || (t == best->t && id < best->id)) {
-            best->t = t;
-            best->id = id;
-            best->position = p;
-            if (any) return true;
+        if (!mid_ray_triangle(w->q->origin, w->q->dir, v, *best_t, &t)) continue;
+        int id = w->d->ids[p] & MID_ID_MASK;
+        if (t < *best_t || (t == *best_t && id < w->id)) {
+            *best_t = t;
+            w->id = id;
+            w->position = p;
+            if (w->any) return true;
         }
     }
     return false;
 }
 
-static carom_mesh_hit make_hit(const carom_mesh* mesh, const mid_ray* q, carom_ray ray,
-                               const ray_best* best) {
+static carom_mesh_hit make_hit(const mid_ray* q, carom_ray ray, const ray_walk* best,
+                               float best_t) {
     carom_mesh_hit hit = {0};
     hit.triangle = -1;
     if (best->position < 0) return hit;
     vec3s v[3];
-    mid_triangle(mesh->data, best->position, v);
+    mid_triangle(best->d, best->position, v);
     vec3s n = v3_cross(v3_sub(v[1], v[0]), v3_sub(v[2], v[0]));
     if (v3_dot(n, q->dir) > 0.0f) n = v3_neg(n);
     n = rot_apply(&q->rot, n);
     hit.hit = true;
     hit.triangle = best->id;
-    hit.fraction = best->t;
-    hit.point = v3_mad(ray.origin, ray.translation, best->t);
+    hit.fraction = best_t;
+    hit.point = v3_mad(ray.origin, ray.translation, best_t);
     hit.normal = v3_scale(n, 1.0f / sqrtf(v3_len2(n)));
     return hit;
-}
-
-// The walk on an AABB tree: the stack keeps node indices, not boxes, and
-// each step reads the two children (one cache line) straight from the nodes.
-static void ray_walk_aabb(const carom_mesh* mesh, const mid_ray* q, ray_best* best, bool any) {
-    const mid_aabb_node* nodes = mesh->data->aabb_nodes;
-    carom_mesh_query_result stats = {0};
-    struct {
-        int index;
-        float t;
-    } stack[CAROM_MESH_MAX_DEPTH + 2];
-    mid_walk_node n;
-    mid_tree tree = mid_tree_of(mesh);
-    mid_walk_aabb(&tree, 0, &n);
-    stack[0].index = 0;
-    stack[0].t = ray_enter(q, &n, best->t);
-    int top = stack[0].t <= best->t;
-    while (top > 0) {
-        --top;
-        if (stack[top].t > best->t) continue;  // found something closer meanwhile
-        const mid_aabb_node* node = &nodes[stack[top].index];
-        if (node->count > 0) {
-            mid_walk_node leaf = {.first = node->first, .count = node->count, .leaf = true};
-            if (ray_leaf(mesh, q, &leaf, best, &stats, any)) return;
-            continue;
-        }
-        mid_walk_node c[2];
-        mid_walk_aabb(&tree, node->first, &c[0]);
-        mid_walk_aabb(&tree, node->first + 1, &c[1]);
-        float t0 = ray_enter(q, &c[0], best->t), t1 = ray_enter(q, &c[1], best->t);
-        int near = t1 < t0;  // visit the nearer child first: push it last
-        float tn = near ? t1 : t0, tf = near ? t0 : t1;
-        if (tf <= best->t) {
-            stack[top].index = node->first + 1 - near;
-            stack[top++].t = tf;
-        }
-        if (tn <= best->t) {
-            stack[top].index = node->first + near;
-            stack[top++].t = tn;
-        }
-    }
-}
-
-// The walk on any tree, boxes on the stack (the boxtree derives each
-// child's box from its parent's).
-static void ray_walk(const carom_mesh* mesh, const mid_ray* q, ray_best* best, bool any) {
-    carom_mesh_query_result stats = {0};
-    mid_tree tree = mid_tree_of(mesh);
-    // A pending sibling per level at most, plus the node in hand.
-    struct {
-        mid_walk_node node;
-        float t;
-    } stack[CAROM_MESH_MAX_DEPTH + 2];
-    mid_walk_root(&tree, &stack[0].node);
-    stack[0].t = ray_enter(q, &stack[0].node, best->t);
-    int top = stack[0].t <= best->t;
-    while (top > 0) {
-        --top;
-        if (stack[top].t > best->t) continue;
-        mid_walk_node n = stack[top].node;
-        if (n.leaf) {
-            if (ray_leaf(mesh, q, &n, best, &stats, any)) return;
-            continue;
-        }
-        mid_walk_node c[2];
-        mid_walk_children(&tree, &n, &c[0], &c[1]);
-        float t0 = ray_enter(q, &c[0], best->t), t1 = ray_enter(q, &c[1], best->t);
-        int near = t1 < t0;
-        float tn = near ? t1 : t0, tf = near ? t0 : t1;
-        if (tf <= best->t) {
-            stack[top].node = c[1 - near];
-            stack[top++].t = tf;
-        }
-        if (tn <= best->t) {
-            stack[top].node = c[near];
-            stack[top++].t = tn;
-        }
-    }
 }
 
 carom_mesh_hit carom_mesh_raycast(const carom_mesh* mesh, carom_xform pose, carom_ray ray,
@@ -261,11 +179,10 @@ carom_mesh_hit carom_mesh_raycast(const carom_mesh* mesh, carom_xform pose, caro
     // Exactly zero: a point has nothing to cross (the squared length would
     // underflow for a tiny but real translation).
     if (q.dir.x == 0.0f && q.dir.y == 0.0f && q.dir.z == 0.0f) return none;
-    ray_best best = {1.0f, 0x7fffffff, -1};
-    if (mesh->tree == CAROM_TREE_BOXTREE) {
-        ray_walk(mesh, &q, &best, mode == CAROM_RAY_ANY);
-    } else {
-        ray_walk_aabb(mesh, &q, &best, mode == CAROM_RAY_ANY);
-    }
-    return make_hit(mesh, &q, ray, &best);
+    ray_walk best = {mesh->data, &q, mode == CAROM_RAY_ANY, 0x7fffffff, -1};
+    mid_tree tree = mid_tree_of(mesh);
+    mid_sweep sweep = {q.origin4, q.inv_dir4, q.slack4};
+    float best_t = 1.0f;
+    mid_sweep_walk(&tree, &sweep, &best_t, ray_leaf, &best);
+    return make_hit(&q, ray, &best, best_t);
 }

@@ -25,7 +25,7 @@ bool mid_box_query_triangle(const mid_box_query* q, const vec3s v[3]);
 typedef struct mid_ray {
     f4 origin4, inv_dir4, slack4;
     carom_rot rot;
-    vec3s origin, dir, inv_dir;
+    vec3s origin, dir;
     float slack;
 } mid_ray;
 
@@ -36,8 +36,6 @@ typedef struct mid_pair_frame {
     f4 col[3];         // rot's columns
     f4 trans4;
     carom_rot rot;
-    vec3s abs_row[3];  // |rot| by rows
-    vec3s abs_col[3];  // |rot| by columns (rows of |rot|^T)
     vec3s trans;
     float slack;
 } mid_pair_frame;

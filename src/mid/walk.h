@@ -17,6 +17,23 @@
 // precision (x87) would break it too.
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
 #error "carom's mid phase needs float arithmetic evaluated in float (FLT_EVAL_METHOD 0)"
+// A segment origin + t * dir, t in [0, 1], fattened by `grow` on every axis
+// (a ray's slack, or a cast shape's half extents), to walk a tree with.
+typedef struct mid_sweep {
+    f4 origin, inv_dir, grow;  // inv_dir = 1 / dir, see mid_slab_enter
+} mid_sweep;
+
+// Called for each leaf the sweep reaches. `limit` is the least t that can
+// still matter (the best hit so far); the callback lowers it as it finds
+// hits, and returns true to end the walk.
+typedef bool mid_sweep_leaf_fn(void* ctx, const mid_walk_node* leaf, float* limit);
+
+// Walks the tree nearest node first, skipping every node the sweep enters
+// after `*limit` (nodes entered exactly at it are visited, so ties can be
+// broken by the callback). The stack is bounded by the depth cap.
+void mid_sweep_walk(const mid_tree* t, const mid_sweep* s, float* limit, mid_sweep_leaf_fn* leaf,
+                    void* ctx);
+
 #endif
 
 static const i4 MID_LANES3 = {-1, -1, -1, 0};
@@ -104,6 +121,27 @@ static inline void mid_walk_root(const mid_tree* t, mid_walk_node* h) {
     h->leaf = h->index < 0;
 }
 
+// A boxtree child's box from its parent's lo..hi: both faces of `pair`
+// moved to their quantized planes, read against the parent's box (a pair
+// may be the two faces of one axis). The build and every walk call this one
+// function, so they agree to the last bit, which keeps boxes conservative.
+static inline void mid_boxtree_child(f4 lo, f4 hi, unsigned pair, const uint8_t q[2], f4* child_lo,
+                                     f4* child_hi) {
+    static const i4 axis_lane[3] = {{-1, 0, 0, 0}, {0, -1, 0, 0}, {0, 0, -1, 0}};
+    f4 step = (hi - lo) * (1.0f / MID_BOXTREE_QUANT);
+    *child_lo = lo;
+    *child_hi = hi;
+    for (int j = 0; j < 2; ++j) {
+        unsigned face = MID_FACE_PAIRS[pair][j];
+        i4 m = axis_lane[face >> 1];
+        if (face & 1) {
+            *child_hi = f4_select(m, hi - (float)(255u - q[j]) * step, *child_hi);
+        } else {
+            *child_lo = f4_select(m, lo + (float)q[j] * step, *child_lo);
+        }
+    }
+}
+
 static inline void mid_walk_children(const mid_tree* t, const mid_walk_node* h, mid_walk_node* k0,
                                      mid_walk_node* k1) {
     if (t->aabb) {
@@ -116,22 +154,9 @@ static inline void mid_walk_children(const mid_tree* t, const mid_walk_node* h, 
     int counts[2] = {left, h->count - left};
     unsigned pairs[2] = {(b->packed >> 4) & 15u, b->packed & 15u};
     mid_walk_node* k[2] = {k0, k1};
-    // mid_boxtree_child_box on all lanes at once, with the same operations
-    // lane by lane (so the same roundings), each plane then picked into its
-    // axis's lane. Both planes come from the parent's box.
-    static const i4 axis_lane[3] = {{-1, 0, 0, 0}, {0, -1, 0, 0}, {0, 0, -1, 0}};
-    f4 step = (h->hi - h->lo) * (1.0f / MID_BOXTREE_QUANT);
     for (int i = 0; i < 2; ++i) {
-        f4 lo = h->lo, hi = h->hi;
-        for (int j = 0; j < 2; ++j) {
-            unsigned face = MID_FACE_PAIRS[pairs[i]][j], q = b->plane[2 * i + j];
-            i4 m = axis_lane[face >> 1];
-            if (face & 1) {
-                hi = f4_select(m, h->hi - (float)(255u - q) * step, hi);
-            } else {
-                lo = f4_select(m, h->lo + (float)q * step, lo);
-            }
-        }
+        f4 lo, hi;
+        mid_boxtree_child(h->lo, h->hi, pairs[i], &b->plane[2 * i], &lo, &hi);
         k[i]->lo = lo;
         k[i]->hi = hi;
         k[i]->first = h->first + (i ? left : 0);
@@ -140,5 +165,22 @@ static inline void mid_walk_children(const mid_tree* t, const mid_walk_node* h, 
         k[i]->index = k[i]->leaf ? -1 : h->index + (i ? left : 1);
     }
 }
+
+// A segment origin + t * dir, t in [0, 1], fattened by `grow` on every axis
+// (a ray's slack, or a cast shape's half extents), to walk a tree with.
+typedef struct mid_sweep {
+    f4 origin, inv_dir, grow;  // inv_dir = 1 / dir, see mid_slab_enter
+} mid_sweep;
+
+// Called for each leaf the sweep reaches. `limit` is the least t that can
+// still matter (the best hit so far); the callback lowers it as it finds
+// hits, and returns true to end the walk.
+typedef bool mid_sweep_leaf_fn(void* ctx, const mid_walk_node* leaf, float* limit);
+
+// Walks the tree nearest node first, skipping every node the sweep enters
+// after `*limit` (nodes entered exactly at it are visited, so ties can be
+// broken by the callback). The stack is bounded by the depth cap.
+void mid_sweep_walk(const mid_tree* t, const mid_sweep* s, float* limit, mid_sweep_leaf_fn* leaf,
+                    void* ctx);
 
 #endif
