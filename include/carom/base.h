@@ -46,6 +46,10 @@ typedef enum carom_status {
     CAROM_ERR_CAPACITY,
     /// The allocator hook returned NULL. Nothing is leaked.
     CAROM_ERR_OUT_OF_MEMORY,
+    /// An id handed to an insert is already present.
+    CAROM_ERR_DUPLICATE_ID,
+    /// An id handed to a move or remove is not present.
+    CAROM_ERR_UNKNOWN_ID,
 } carom_status;
 
 /// How a query ended. Geometric outcomes (hit, overlap) are separate fields

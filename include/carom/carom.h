@@ -7,5 +7,6 @@
 #include "narrow.h"
 #include "cast.h"
 #include "mid.h"
+#include "broad.h"
 
 #endif

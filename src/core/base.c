@@ -54,6 +54,8 @@ const char* carom_status_string(carom_status status) {
         case CAROM_ERR_DEGENERATE: return "degenerate input";
         case CAROM_ERR_CAPACITY: return "buffer too small";
         case CAROM_ERR_OUT_OF_MEMORY: return "out of memory";
+        case CAROM_ERR_DUPLICATE_ID: return "duplicate id";
+        case CAROM_ERR_UNKNOWN_ID: return "unknown id";
     }
     return "unknown status";
 }

@@ -1,0 +1,599 @@
+// The broad-phase contract every kind shares: the proxy table, validation,
+// the exact swept test on candidates, the deterministic pair list (sorted by
+// id) and the begin/end events derived from consecutive lists.
+#include <limits.h>
+
+#include "broad/broad_internal.h"
+#include "core/map64.h"
+
+// A pair list owned by the broad phase.
+typedef struct pair_list {
+    carom_broad_pair* items;
+    // The two slots of each item (step lists only), so that the next step
+    // can tell which pairs involve a moved proxy without looking ids up.
+    int* slots;
+    int count;
+    int capacity;
+    int slots_capacity;
+} pair_list;
+
+struct carom_broad_data {
+    carom_broad_desc desc;
+    const broad_ops* ops;
+    void* state;
+    broad_world world;
+    map64 ids;  // id -> slot
+    broad_pairs candidates;
+    pair_list lists[2];  // this step's and the previous step's
+    int current;         // index of this step's list in `lists`
+    pair_list begins;
+    pair_list ends;
+    pair_list fresh;     // this step's pairs involving a moved proxy, sorted
+    // Sort scratch, one entry per kept candidate.
+    uint32_t* sort_scratch;
+    int sort_capacity;
+    float* sort_times;
+    int times_capacity;
+    // Every id ever inserted lies in [id_low, id_high]: when the range is
+    // small, a pair's two ids fit one 32-bit sort key.
+    int id_low;
+    int id_high;
+};
+
+// ---- small helpers --------------------------------------------------------------------
+
+bool broad_reserve(void** items, int* capacity, int need, size_t size) {
+    if (need <= *capacity) return true;
+    int grown = *capacity < 16 ? 16 : *capacity;
+    while (grown < need) grown = grown > INT_MAX / 2 ? INT_MAX : grown * 2;
+    void* p = carom_realloc(*items, (size_t)grown * size);
+    if (!p) return false;
+    *items = p;
+    *capacity = grown;
+    return true;
+}
+
+static bool list_reserve(pair_list* list, int need) {
+    return broad_reserve((void**)&list->items, &list->capacity, need, sizeof(carom_broad_pair));
+}
+
+static bool list_reserve_slots(pair_list* list, int need) {
+    return list_reserve(list, need) &&
+           broad_reserve((void**)&list->slots, &list->slots_capacity, 2 * need, sizeof(int));
+}
+
+void broad_radix_sort32(uint32_t* keys, uint32_t* values, uint32_t* tmp_keys,
+                        uint32_t* tmp_values, int n) {
+    enum { BITS = 11, BUCKETS = 1 << BITS };
+    uint32_t count[BUCKETS];
+    uint32_t *k = keys, *v = values, *tk = tmp_keys, *tv = tmp_values;
+    for (int shift = 0; shift < 32; shift += BITS) {
+        memset(count, 0, sizeof count);
+        for (int i = 0; i < n; i++) count[(k[i] >> shift) & (BUCKETS - 1)]++;
+        // A digit every key shares moves nothing: skip the pass (ids and
+        // slots usually fit in the low digits).
+        if (n == 0 || count[(k[0] >> shift) & (BUCKETS - 1)] == (uint32_t)n) continue;
+        uint32_t sum = 0;
+        for (int d = 0; d < BUCKETS; d++) {
+            uint32_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (int i = 0; i < n; i++) {
+            uint32_t at = count[(k[i] >> shift) & (BUCKETS - 1)]++;
+            tk[at] = k[i];
+            tv[at] = v[i];
+        }
+        // Ping-pong between the arrays rather than copy back each pass.
+        uint32_t* swap = k;
+        k = tk, tk = swap;
+        swap = v;
+        v = tv, tv = swap;
+    }
+    if (k != keys) {
+        memcpy(keys, k, (size_t)n * sizeof *keys);
+        memcpy(values, v, (size_t)n * sizeof *values);
+    }
+}
+
+// ---- the exact swept test (Levine) ---------------------------------------------------------
+
+// On one axis, the times when [a_lo, a_hi] and [b_lo, b_hi] + t * w overlap
+// narrow [*t0, *t1]. False when they never overlap.
+static inline bool axis_times(float a_lo, float a_hi, float b_lo, float b_hi, float w, float* t0,
+                              float* t1) {
+    if (w == 0.0f) return b_lo <= a_hi && a_lo <= b_hi;
+    // b's interval overlaps a's while b_lo + t w <= a_hi and b_hi + t w >= a_lo.
+    float to_touch = (a_lo - b_hi) / w;  // b's far end reaches a's near end
+    float to_leave = (a_hi - b_lo) / w;  // b's near end passes a's far end
+    float enter = w > 0.0f ? to_touch : to_leave;
+    float leave = w > 0.0f ? to_leave : to_touch;
+    *t0 = carom_maxf(*t0, enter);
+    *t1 = carom_minf(*t1, leave);
+    return *t0 <= *t1;
+}
+
+static float sweep_time(const carom_aabb* a, vec3s da, const carom_aabb* b, vec3s db) {
+    float t0 = 0.0f, t1 = 1.0f;
+    if (!axis_times(a->min.x, a->max.x, b->min.x, b->max.x, db.x - da.x, &t0, &t1)) return -1.0f;
+    if (!axis_times(a->min.y, a->max.y, b->min.y, b->max.y, db.y - da.y, &t0, &t1)) return -1.0f;
+    if (!axis_times(a->min.z, a->max.z, b->min.z, b->max.z, db.z - da.z, &t0, &t1)) return -1.0f;
+    return t0;
+}
+
+static bool box_is_valid(carom_aabb box) {
+    return carom_vec3_is_valid(box.min) && carom_vec3_is_valid(box.max) &&
+           box.min.x <= box.max.x && box.min.y <= box.max.y && box.min.z <= box.max.z;
+}
+
+float carom_aabb_sweep_time(carom_aabb a, vec3s da, carom_aabb b, vec3s db) {
+    if (!box_is_valid(a) || !box_is_valid(b) || !carom_vec3_is_valid(da) ||
+        !carom_vec3_is_valid(db))
+        return -1.0f;
+    return sweep_time(&a, da, &b, db);
+}
+
+// ---- the proxy table ----------------------------------------------------------------------
+
+static carom_aabb fat_box(carom_aabb box, vec3s d) {
+    carom_aabb end = {v3_add(box.min, d), v3_add(box.max, d)};
+    return (carom_aabb){v3_min(box.min, end.min), v3_max(box.max, end.max)};
+}
+
+// Grows every slot array to hold `need` slots. All or nothing, so a failed
+// insert changes nothing (arrays already grown are merely larger).
+static bool world_reserve(broad_world* w, int need) {
+    if (need <= w->capacity) return true;
+    int cap = w->capacity < 64 ? 64 : w->capacity;
+    while (cap < need) cap = cap > CAROM_BROAD_MAX_PROXIES / 2 ? CAROM_BROAD_MAX_PROXIES : cap * 2;
+    void* p;
+#define GROW(field)                                                        \
+    p = carom_realloc(w->field, (size_t)cap * sizeof *w->field);           \
+    if (!p) return false;                                                  \
+    w->field = p;
+    GROW(box) GROW(motion) GROW(fat) GROW(id) GROW(state) GROW(free_slots) GROW(moved)
+    GROW(moved_index)
+#undef GROW
+    w->free_capacity = cap;
+    w->moved_capacity = cap;
+    w->capacity = cap;
+    return true;
+}
+
+static void world_free(broad_world* w) {
+    carom_free(w->box);
+    carom_free(w->motion);
+    carom_free(w->fat);
+    carom_free(w->id);
+    carom_free(w->state);
+    carom_free(w->free_slots);
+    carom_free(w->moved);
+    carom_free(w->moved_index);
+    memset(w, 0, sizeof *w);
+}
+
+static void mark_moved(broad_world* w, int slot) {
+    if (w->moved_index[slot] >= 0) return;
+    w->moved_index[slot] = w->moved_count;
+    w->moved[w->moved_count++] = slot;
+    w->state[slot] |= BROAD_SLOT_MOVED;
+}
+
+static void unmark_moved(broad_world* w, int slot) {
+    int at = w->moved_index[slot];
+    if (at < 0) return;
+    int last = w->moved[--w->moved_count];
+    w->moved[at] = last;
+    w->moved_index[last] = at;
+    w->moved_index[slot] = -1;
+    w->state[slot] &= (uint8_t)~BROAD_SLOT_MOVED;
+}
+
+static void clear_moved(broad_world* w) {
+    for (int i = 0; i < w->moved_count; i++) {
+        int slot = w->moved[i];
+        w->moved_index[slot] = -1;
+        w->state[slot] &= (uint8_t)~(BROAD_SLOT_MOVED | BROAD_SLOT_NEW);
+    }
+    w->moved_count = 0;
+}
+
+// ---- create / destroy ---------------------------------------------------------------------
+
+static const broad_ops* ops_of(carom_broad_kind kind) {
+    switch (kind) {
+        case CAROM_BROAD_SAP: return &broad_sap_ops;
+        case CAROM_BROAD_SPACETIME_SAP: return &broad_spacetime_ops;
+        case CAROM_BROAD_GRID: return &broad_grid_ops;
+        case CAROM_BROAD_HASH: return &broad_hash_ops;
+        case CAROM_BROAD_TREE: return &broad_tree_ops;
+        case CAROM_BROAD_BRUTE_FORCE: return &broad_brute_force_ops;
+    }
+    return NULL;
+}
+
+static bool desc_is_valid(const carom_broad_desc* d) {
+    if (!ops_of(d->kind)) return false;
+    if (d->grid_strategy != CAROM_GRID_ALL_CELLS && d->grid_strategy != CAROM_GRID_CENTRE_CELL)
+        return false;
+    // Positive tests, so that NaN fails them.
+    if (!(d->cell_size >= 0.0f && d->cell_size <= CAROM_MAX_COORDINATE)) return false;
+    if (!(d->tree_margin >= 0.0f && d->tree_margin <= 1e6f)) return false;
+    if (d->capacity_hint < 0 || d->capacity_hint > CAROM_BROAD_MAX_PROXIES) return false;
+    if (d->kind == CAROM_BROAD_GRID) {
+        carom_aabb w = d->world;
+        if (!box_is_valid(w) || !(w.max.x > w.min.x && w.max.y > w.min.y && w.max.z > w.min.z))
+            return false;
+    }
+    return true;
+}
+
+carom_status carom_broad_create(const carom_broad_desc* desc, carom_broad* out) {
+    if (!out) return CAROM_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    carom_broad_desc d = {0};
+    if (desc) d = *desc;
+    if (!desc_is_valid(&d)) return CAROM_ERR_INVALID_ARG;
+
+    carom_broad_data* data = carom_alloc(sizeof *data);
+    if (!data) return CAROM_ERR_OUT_OF_MEMORY;
+    memset(data, 0, sizeof *data);
+    data->desc = d;
+    data->ops = ops_of(d.kind);
+    data->id_low = 1;  // an empty range until the first insert
+    data->id_high = 0;
+    if (d.capacity_hint > 0 && !world_reserve(&data->world, d.capacity_hint)) {
+        world_free(&data->world);
+        carom_free(data);
+        return CAROM_ERR_OUT_OF_MEMORY;
+    }
+    carom_status status = data->ops->create(&d, &data->world, &data->state);
+    if (status != CAROM_OK) {
+        world_free(&data->world);
+        carom_free(data);
+        return status;
+    }
+    out->kind = d.kind;
+    out->data = data;
+    return CAROM_OK;
+}
+
+void carom_broad_destroy(carom_broad* broad) {
+    if (!broad || !broad->data) return;
+    carom_broad_data* data = broad->data;
+    data->ops->destroy(data->state);
+    world_free(&data->world);
+    map64_free(&data->ids);
+    carom_free(data->candidates.items);
+    for (int i = 0; i < 2; i++) {
+        carom_free(data->lists[i].items);
+        carom_free(data->lists[i].slots);
+    }
+    carom_free(data->fresh.items);
+    carom_free(data->fresh.slots);
+    carom_free(data->begins.items);
+    carom_free(data->ends.items);
+    carom_free(data->sort_scratch);
+    carom_free(data->sort_times);
+    carom_free(data);
+    memset(broad, 0, sizeof *broad);
+}
+
+// ---- insert / move / remove -------------------------------------------------------------
+
+static inline uint64_t id_map_key(int id) { return (uint32_t)id; }
+
+static int slot_of(const carom_broad_data* data, int id) {
+    const map64_entry* e = map64_find(&data->ids, id_map_key(id));
+    return e ? (int)e->value : -1;
+}
+
+carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3s displacement) {
+    if (!broad || !broad->data) return CAROM_ERR_INVALID_ARG;
+    if (!box_is_valid(box) || !carom_vec3_is_valid(displacement)) return CAROM_ERR_INVALID_ARG;
+    carom_broad_data* data = broad->data;
+    broad_world* w = &data->world;
+    if (slot_of(data, id) >= 0) return CAROM_ERR_DUPLICATE_ID;
+    if (w->proxy_count >= CAROM_BROAD_MAX_PROXIES) return CAROM_ERR_CAPACITY;
+    if (!map64_reserve(&data->ids, (uint32_t)w->proxy_count + 1)) return CAROM_ERR_OUT_OF_MEMORY;
+
+    int slot;
+    bool fresh = w->free_count == 0;
+    if (fresh) {
+        if (!world_reserve(w, w->slot_end + 1)) return CAROM_ERR_OUT_OF_MEMORY;
+        slot = w->slot_end;
+    } else {
+        slot = w->free_slots[w->free_count - 1];
+    }
+    w->box[slot] = box;
+    w->motion[slot] = displacement;
+    w->fat[slot] = fat_box(box, displacement);
+    w->id[slot] = id;
+    w->state[slot] = BROAD_SLOT_ALIVE | BROAD_SLOT_NEW;
+    w->moved_index[slot] = -1;
+    if (fresh) w->slot_end++; else w->free_count--;
+
+    carom_status status = data->ops->insert(data->state, w, slot);
+    if (status != CAROM_OK) {
+        w->state[slot] = BROAD_SLOT_FREE;
+        if (fresh) w->slot_end--; else w->free_count++;
+        return status;
+    }
+    mark_moved(w, slot);
+    // Cannot fail: room was reserved above.
+    (void)map64_put(&data->ids, id_map_key(id), (uint64_t)slot);
+    if (w->proxy_count == 0 && data->id_low > data->id_high) data->id_low = data->id_high = id;
+    data->id_low = id < data->id_low ? id : data->id_low;
+    data->id_high = id > data->id_high ? id : data->id_high;
+    w->proxy_count++;
+    broad->proxy_count = w->proxy_count;
+    return CAROM_OK;
+}
+
+carom_status carom_broad_move(carom_broad* broad, int id, carom_aabb box, vec3s displacement) {
+    if (!broad || !broad->data) return CAROM_ERR_INVALID_ARG;
+    if (!box_is_valid(box) || !carom_vec3_is_valid(displacement)) return CAROM_ERR_INVALID_ARG;
+    carom_broad_data* data = broad->data;
+    broad_world* w = &data->world;
+    int slot = slot_of(data, id);
+    if (slot < 0) return CAROM_ERR_UNKNOWN_ID;
+
+    carom_aabb old_box = w->box[slot], old_fat = w->fat[slot];
+    vec3s old_motion = w->motion[slot];
+    w->box[slot] = box;
+    w->motion[slot] = displacement;
+    w->fat[slot] = fat_box(box, displacement);
+    carom_status status = data->ops->move(data->state, w, slot, old_fat);
+    if (status != CAROM_OK) {
+        w->box[slot] = old_box;
+        w->motion[slot] = old_motion;
+        w->fat[slot] = old_fat;
+        return status;
+    }
+    mark_moved(w, slot);
+    return CAROM_OK;
+}
+
+carom_status carom_broad_remove(carom_broad* broad, int id) {
+    if (!broad || !broad->data) return CAROM_ERR_INVALID_ARG;
+    carom_broad_data* data = broad->data;
+    broad_world* w = &data->world;
+    int slot = slot_of(data, id);
+    if (slot < 0) return CAROM_ERR_UNKNOWN_ID;
+    data->ops->remove(data->state, w, slot);
+    unmark_moved(w, slot);
+    w->state[slot] = BROAD_SLOT_FREE;
+    // free_slots has room for every slot (world_reserve grows it with them).
+    w->free_slots[w->free_count++] = slot;
+    (void)map64_remove(&data->ids, id_map_key(id));
+    w->proxy_count--;
+    broad->proxy_count = w->proxy_count;
+    return CAROM_OK;
+}
+
+bool carom_broad_contains(const carom_broad* broad, int id) {
+    return broad && broad->data && slot_of(broad->data, id) >= 0;
+}
+
+// ---- update -----------------------------------------------------------------------------------
+
+// Orders signed ids as unsigned keys.
+static inline uint32_t id_key(int id) { return (uint32_t)id ^ 0x80000000u; }
+static inline int key_id(uint32_t key) { return (int)(key ^ 0x80000000u); }
+
+static inline bool is_still(vec3s d) { return d.x == 0.0f && d.y == 0.0f && d.z == 0.0f; }
+
+static inline bool pair_less(carom_broad_pair x, carom_broad_pair y) {
+    return x.a < y.a || (x.a == y.a && x.b < y.b);
+}
+
+static inline bool is_moved(const broad_world* w, int slot) {
+    return (w->state[slot] & BROAD_SLOT_MOVED) != 0;
+}
+
+// Tests the candidates involving a moved proxy (a pair of two unmoved
+// proxies is what it was last step) and keeps those that really meet
+// during the step, as (id a < id b, time), sorted by (a, b), with their
+// slots, in `data->fresh`. Duplicates keep their earliest time.
+static carom_status sort_fresh_pairs(carom_broad_data* data) {
+    const broad_world* w = &data->world;
+    const broad_pairs* c = &data->candidates;
+    pair_list* out = &data->fresh;
+    int n = c->count;
+    // Seven arrays of n words: a keys, b keys, the candidate of each, and
+    // the sort's keys, values and their scratch.
+    if (!broad_reserve((void**)&data->sort_scratch, &data->sort_capacity, 7 * n, sizeof(uint32_t)) ||
+        !broad_reserve((void**)&data->sort_times, &data->times_capacity, n, sizeof(float)))
+        return CAROM_ERR_OUT_OF_MEMORY;
+    uint32_t* a_key = data->sort_scratch;
+    uint32_t* b_key = a_key + n;
+    uint32_t* candidate = b_key + n;
+    uint32_t* keys = candidate + n;
+    uint32_t* order = keys + n;
+    uint32_t* tmp_keys = order + n;
+    uint32_t* tmp_order = tmp_keys + n;
+    float* times = data->sort_times;
+
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        broad_pair p = c->items[i];
+        if (!is_moved(w, p.a) && !is_moved(w, p.b)) continue;
+        float t = p.time;
+        if (t < 0.0f) {
+            // The kind found the fat boxes overlapping (its contract): with no
+            // motion that is the answer.
+            if (is_still(w->motion[p.a]) && is_still(w->motion[p.b])) {
+                t = 0.0f;
+            } else {
+                t = sweep_time(&w->box[p.a], w->motion[p.a], &w->box[p.b], w->motion[p.b]);
+                if (t < 0.0f) continue;
+            }
+        }
+        int ia = w->id[p.a], ib = w->id[p.b];
+        a_key[kept] = id_key(ia < ib ? ia : ib);
+        b_key[kept] = id_key(ia < ib ? ib : ia);
+        times[kept] = t;
+        candidate[kept] = (uint32_t)i;
+        order[kept] = (uint32_t)kept;
+        kept++;
+    }
+    uint32_t low = id_key(data->id_low);
+    uint64_t range = (uint64_t)id_key(data->id_high) - low + 1;
+    if (range <= 65536) {
+        // Both ids in one key: one sort.
+        for (int i = 0; i < kept; i++)
+            keys[i] = (uint32_t)((a_key[i] - low) * range + (b_key[i] - low));
+        broad_radix_sort32(keys, order, tmp_keys, tmp_order, kept);
+    } else {
+        // LSD: by b, then stably by a.
+        for (int i = 0; i < kept; i++) keys[i] = b_key[i];
+        broad_radix_sort32(keys, order, tmp_keys, tmp_order, kept);
+        for (int i = 0; i < kept; i++) keys[i] = a_key[order[i]];
+        broad_radix_sort32(keys, order, tmp_keys, tmp_order, kept);
+    }
+
+    if (!list_reserve_slots(out, kept)) return CAROM_ERR_OUT_OF_MEMORY;
+    int count = 0;
+    for (int i = 0; i < kept; i++) {
+        uint32_t k = order[i];
+        carom_broad_pair p = {key_id(a_key[k]), key_id(b_key[k]), times[k]};
+        if (count > 0 && out->items[count - 1].a == p.a && out->items[count - 1].b == p.b) {
+            out->items[count - 1].time = carom_minf(out->items[count - 1].time, p.time);
+            continue;
+        }
+        broad_pair cp = c->items[candidate[k]];
+        out->slots[2 * count] = cp.a;
+        out->slots[2 * count + 1] = cp.b;
+        out->items[count++] = p;
+    }
+    out->count = count;
+    return CAROM_OK;
+}
+
+// This step's list: last step's pairs of two unmoved, still present proxies
+// (unchanged: same boxes, same motion), merged with the fresh pairs.
+static carom_status merge_lists(carom_broad_data* data, const pair_list* before, pair_list* now) {
+    const broad_world* w = &data->world;
+    const pair_list* fresh = &data->fresh;
+    if (!list_reserve_slots(now, before->count + fresh->count)) return CAROM_ERR_OUT_OF_MEMORY;
+    int i = 0, j = 0, count = 0;
+    for (;;) {
+        // Skip old pairs that no longer stand as they were.
+        while (i < before->count) {
+            int sa = before->slots[2 * i], sb = before->slots[2 * i + 1];
+            if (broad_slot_alive(w, sa) && broad_slot_alive(w, sb) && !is_moved(w, sa) &&
+                !is_moved(w, sb))
+                break;
+            i++;
+        }
+        bool take_old;
+        if (i < before->count && j < fresh->count) take_old = pair_less(before->items[i], fresh->items[j]);
+        else if (i < before->count) take_old = true;
+        else if (j < fresh->count) take_old = false;
+        else break;
+        const pair_list* from = take_old ? before : fresh;
+        int at = take_old ? i++ : j++;
+        now->items[count] = from->items[at];
+        now->slots[2 * count] = from->slots[2 * at];
+        now->slots[2 * count + 1] = from->slots[2 * at + 1];
+        count++;
+    }
+    now->count = count;
+    return CAROM_OK;
+}
+
+// Begin events: in `now`, not in `before`; end events the other way round.
+static carom_status diff_lists(carom_broad_data* data, const pair_list* before,
+                               const pair_list* now) {
+    if (!list_reserve(&data->begins, now->count) || !list_reserve(&data->ends, before->count))
+        return CAROM_ERR_OUT_OF_MEMORY;
+    int i = 0, j = 0, nb = 0, ne = 0;
+    while (i < before->count || j < now->count) {
+        if (j == now->count || (i < before->count && pair_less(before->items[i], now->items[j]))) {
+            data->ends.items[ne++] = before->items[i++];
+        } else if (i == before->count || pair_less(now->items[j], before->items[i])) {
+            data->begins.items[nb++] = now->items[j++];
+        } else {
+            i++;
+            j++;
+        }
+    }
+    data->begins.count = nb;
+    data->ends.count = ne;
+    return CAROM_OK;
+}
+
+carom_status carom_broad_update(carom_broad* broad, carom_broad_stats* stats) {
+    carom_broad_stats local = {0};
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    if (!broad || !broad->data) return CAROM_ERR_INVALID_ARG;
+    carom_broad_data* data = broad->data;
+    broad_world* w = &data->world;
+    stats->proxies = w->proxy_count;
+    stats->moved = w->moved_count;
+
+    data->candidates.count = 0;
+    carom_status status = data->ops->find_pairs(data->state, w, &data->candidates, stats);
+    pair_list* before = &data->lists[data->current];
+    pair_list* now = &data->lists[1 - data->current];
+    if (status == CAROM_OK) status = sort_fresh_pairs(data);
+    if (status == CAROM_OK) status = merge_lists(data, before, now);
+    if (status == CAROM_OK) status = diff_lists(data, before, now);
+    if (status != CAROM_OK) {
+        // The moved list stays, so kinds that work from it see these moves
+        // again; the previous lists stay valid.
+        data->begins.count = data->ends.count = 0;
+        return status;
+    }
+    data->current = 1 - data->current;
+    clear_moved(w);
+    stats->candidates = data->candidates.count;
+    stats->pairs = now->count;
+    stats->begins = data->begins.count;
+    stats->ends = data->ends.count;
+    stats->bytes = carom_broad_memory(broad);
+    return CAROM_OK;
+}
+
+// ---- views --------------------------------------------------------------------------------------
+
+static carom_broad_pairs view(const pair_list* list) {
+    return (carom_broad_pairs){list->items, list->count};
+}
+
+carom_broad_pairs carom_broad_pair_list(const carom_broad* broad) {
+    if (!broad || !broad->data) return (carom_broad_pairs){NULL, 0};
+    return view(&broad->data->lists[broad->data->current]);
+}
+
+carom_broad_pairs carom_broad_begin_events(const carom_broad* broad) {
+    if (!broad || !broad->data) return (carom_broad_pairs){NULL, 0};
+    return view(&broad->data->begins);
+}
+
+carom_broad_pairs carom_broad_end_events(const carom_broad* broad) {
+    if (!broad || !broad->data) return (carom_broad_pairs){NULL, 0};
+    return view(&broad->data->ends);
+}
+
+size_t carom_broad_memory(const carom_broad* broad) {
+    if (!broad || !broad->data) return 0;
+    const carom_broad_data* data = broad->data;
+    const broad_world* w = &data->world;
+    size_t per_slot = sizeof *w->box + sizeof *w->motion + sizeof *w->fat + sizeof *w->id +
+                      sizeof *w->state + sizeof *w->free_slots + sizeof *w->moved +
+                      sizeof *w->moved_index;
+    size_t bytes = sizeof *data + (size_t)w->capacity * per_slot;
+    bytes += map64_bytes(&data->ids);
+    bytes += (size_t)data->candidates.capacity * sizeof(broad_pair);
+    bytes += (size_t)(data->lists[0].capacity + data->lists[1].capacity + data->fresh.capacity +
+                      data->begins.capacity + data->ends.capacity) *
+             sizeof(carom_broad_pair);
+    bytes += (size_t)(data->lists[0].slots_capacity + data->lists[1].slots_capacity +
+                      data->fresh.slots_capacity) *
+             sizeof(int);
+    bytes += (size_t)data->sort_capacity * sizeof(uint32_t) +
+             (size_t)data->times_capacity * sizeof(float);
+    return bytes + data->ops->memory(data->state);
+}
