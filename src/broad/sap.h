@@ -70,6 +70,21 @@ static inline bool sap_order_overlap(const sap_axes* s, int k, int a, int b) {
     return at[ta] < at[tb + 1] && at[tb] < at[ta + 1];
 }
 
+// Exchanges the endpoints at i and i + 1 on axis k, keeping their places in
+// `where`, and counts the swap. Returns the one that was on the left; the
+// other goes to *right.
+static inline sap_endpoint sap_exchange(sap_axes* s, int k, int i, sap_endpoint* right) {
+    sap_endpoint* e = s->axis[k];
+    sap_endpoint left = e[i];
+    *right = e[i + 1];
+    e[i] = *right;
+    e[i + 1] = left;
+    s->where[k][right->tag] = i;
+    s->where[k][left.tag] = i + 1;
+    s->swaps++;
+    return left;
+}
+
 static inline bool sap_order_overlap_others(const sap_axes* s, int k, int a, int b) {
     int k1 = k == 0 ? 1 : 0, k2 = k == 2 ? 1 : 2;
     return sap_order_overlap(s, k1, a, b) && sap_order_overlap(s, k2, a, b);

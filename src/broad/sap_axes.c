@@ -148,13 +148,8 @@ bool sap_emit_pairs(sap_axes* s, broad_pairs* out, float time) {
 // they overlap on the other axes too. A min end passing a max end parts
 // them: the pair ends, if it was in the set (overlapping on the others).
 static inline void swap_at(sap_axes* s, int k, int i) {
-    sap_endpoint* e = s->axis[k];
-    sap_endpoint left = e[i], right = e[i + 1];
-    e[i] = right;
-    e[i + 1] = left;
-    s->where[k][right.tag] = i;
-    s->where[k][left.tag] = i + 1;
-    s->swaps++;
+    sap_endpoint right;
+    sap_endpoint left = sap_exchange(s, k, i, &right);
     bool left_max = sap_is_max(left.tag);
     if (left_max == sap_is_max(right.tag)) return;
     int a = sap_slot(left.tag), b = sap_slot(right.tag);

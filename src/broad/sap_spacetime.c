@@ -260,13 +260,8 @@ static void schedule(spacetime* st, int k, int i, float now) {
 // that begins, and evaluates the neighbouring swaps again.
 static bool kinetic_swap(spacetime* st, int k, int i, float t, broad_pairs* out) {
     sap_axes* s = &st->axes;
-    sap_endpoint* e = s->axis[k];
-    sap_endpoint left = e[i], right = e[i + 1];
-    e[i] = right;
-    e[i + 1] = left;
-    s->where[k][right.tag] = i;
-    s->where[k][left.tag] = i + 1;
-    s->swaps++;
+    sap_endpoint right;
+    sap_endpoint left = sap_exchange(s, k, i, &right);
     bool left_max = sap_is_max(left.tag);
     if (left_max != sap_is_max(right.tag)) {
         // Swaps are made in time order on all three axes, so the orders on
