@@ -121,13 +121,8 @@ static float sweep_time(const carom_aabb* a, vec3s da, const carom_aabb* b, vec3
     return t0;
 }
 
-static bool box_is_valid(carom_aabb box) {
-    return carom_vec3_is_valid(box.min) && carom_vec3_is_valid(box.max) &&
-           box.min.x <= box.max.x && box.min.y <= box.max.y && box.min.z <= box.max.z;
-}
-
 float carom_aabb_sweep_time(carom_aabb a, vec3s da, carom_aabb b, vec3s db) {
-    if (!box_is_valid(a) || !box_is_valid(b) || !carom_vec3_is_valid(da) ||
+    if (!carom_aabb_is_valid(a) || !carom_aabb_is_valid(b) || !carom_vec3_is_valid(da) ||
         !carom_vec3_is_valid(db))
         return -1.0f;
     return sweep_time(&a, da, &b, db);
@@ -193,7 +188,7 @@ static void clear_moved(broad_world* w) {
     for (int i = 0; i < w->moved_count; i++) {
         int slot = w->moved[i];
         w->moved_index[slot] = -1;
-        w->state[slot] &= (uint8_t)~(BROAD_SLOT_MOVED | BROAD_SLOT_NEW);
+        w->state[slot] &= (uint8_t)~BROAD_SLOT_MOVED;
     }
     w->moved_count = 0;
 }
@@ -222,7 +217,7 @@ static bool desc_is_valid(const carom_broad_desc* d) {
     if (d->capacity_hint < 0 || d->capacity_hint > CAROM_BROAD_MAX_PROXIES) return false;
     if (d->kind == CAROM_BROAD_GRID) {
         carom_aabb w = d->world;
-        if (!box_is_valid(w) || !(w.max.x > w.min.x && w.max.y > w.min.y && w.max.z > w.min.z))
+        if (!carom_aabb_is_valid(w) || !(w.max.x > w.min.x && w.max.y > w.min.y && w.max.z > w.min.z))
             return false;
     }
     return true;
@@ -290,7 +285,7 @@ static int slot_of(const carom_broad_data* data, int id) {
 
 carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3s displacement) {
     if (!broad || !broad->data) return CAROM_ERR_INVALID_ARG;
-    if (!box_is_valid(box) || !carom_vec3_is_valid(displacement)) return CAROM_ERR_INVALID_ARG;
+    if (!carom_aabb_is_valid(box) || !carom_vec3_is_valid(displacement)) return CAROM_ERR_INVALID_ARG;
     carom_broad_data* data = broad->data;
     broad_world* w = &data->world;
     if (slot_of(data, id) >= 0) return CAROM_ERR_DUPLICATE_ID;
@@ -309,7 +304,7 @@ carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3
     w->motion[slot] = displacement;
     w->fat[slot] = fat_box(box, displacement);
     w->id[slot] = id;
-    w->state[slot] = BROAD_SLOT_ALIVE | BROAD_SLOT_NEW;
+    w->state[slot] = BROAD_SLOT_ALIVE;
     w->moved_index[slot] = -1;
     if (fresh) w->slot_end++; else w->free_count--;
 
@@ -332,7 +327,7 @@ carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3
 
 carom_status carom_broad_move(carom_broad* broad, int id, carom_aabb box, vec3s displacement) {
     if (!broad || !broad->data) return CAROM_ERR_INVALID_ARG;
-    if (!box_is_valid(box) || !carom_vec3_is_valid(displacement)) return CAROM_ERR_INVALID_ARG;
+    if (!carom_aabb_is_valid(box) || !carom_vec3_is_valid(displacement)) return CAROM_ERR_INVALID_ARG;
     carom_broad_data* data = broad->data;
     broad_world* w = &data->world;
     int slot = slot_of(data, id);

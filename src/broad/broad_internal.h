@@ -53,9 +53,6 @@ enum {
     BROAD_SLOT_ALIVE = 1,
     // Inserted or moved since the last update (and listed in `moved`).
     BROAD_SLOT_MOVED = 2,
-    // Inserted since the last update: the kind has not seen it yet in an
-    // update (insert was called on it, though).
-    BROAD_SLOT_NEW = 4,
 };
 
 // The proxy table. Slots are reused after removal; slot arrays are indexed
