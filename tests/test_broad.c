@@ -589,6 +589,42 @@ static void test_bad_proxies_change_nothing(void** state) {
     assert_true(carom_aabb_sweep_time(good, vec(INFINITY, 0, 0), good, still) == -1.0f);
 }
 
+// Ids equal to slot numbers take a shortcut past the id map; a slot that
+// held the id before, or holds another id now, must not fool it.
+static void test_ids_that_were_slots(void** state) {
+    (void)state;
+    carom_aabb world = box3(-10, -10, -10, 10, 10, 10);
+    carom_aabb unit = box3(0, 0, 0, 1, 1, 1);
+    for (int c = 0; c < CONFIG_COUNT; c++) {
+        carom_broad broad;
+        carom_broad_desc d = config_desc(c, world);
+        assert_int_equal(carom_broad_create(&d, &broad), CAROM_OK);
+        for (int id = 0; id < 3; id++) assert_int_equal(carom_broad_insert(&broad, id, unit, still), CAROM_OK);
+        assert_int_equal(carom_broad_remove(&broad, 1), CAROM_OK);
+        // Slot 1 is free but still remembers id 1.
+        assert_false(carom_broad_contains(&broad, 1));
+        assert_int_equal(carom_broad_move(&broad, 1, unit, still), CAROM_ERR_UNKNOWN_ID);
+        assert_int_equal(carom_broad_remove(&broad, 1), CAROM_ERR_UNKNOWN_ID);
+        // Id 7 reuses slot 1; id 1 comes back in another slot.
+        assert_int_equal(carom_broad_insert(&broad, 7, unit, still), CAROM_OK);
+        assert_int_equal(carom_broad_insert(&broad, 1, box3(5, 5, 5, 6, 6, 6), still), CAROM_OK);
+        assert_int_equal(carom_broad_insert(&broad, 1, unit, still), CAROM_ERR_DUPLICATE_ID);
+        // Moves by id reach the right proxies: 1 joins the cluster, 2 leaves.
+        assert_int_equal(carom_broad_move(&broad, 1, box3(0.5f, 0.5f, 0.5f, 2, 2, 2), still), CAROM_OK);
+        assert_int_equal(carom_broad_move(&broad, 2, box3(-9, -9, -9, -8, -8, -8), still), CAROM_OK);
+        assert_int_equal(carom_broad_update(&broad, NULL), CAROM_OK);
+        carom_broad_pairs p = carom_broad_pair_list(&broad);
+        assert_int_equal(p.count, 3);
+        assert_int_equal(p.items[0].a, 0);
+        assert_int_equal(p.items[0].b, 1);
+        assert_int_equal(p.items[1].a, 0);
+        assert_int_equal(p.items[1].b, 7);
+        assert_int_equal(p.items[2].a, 1);
+        assert_int_equal(p.items[2].b, 7);
+        carom_broad_destroy(&broad);
+    }
+}
+
 // Every proxy at one point: n^2/2 pairs, by nature, but no kind may do
 // worse than that, and all agree.
 static void test_all_at_one_point(void** state) {
@@ -751,6 +787,7 @@ int main(void) {
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_create_rejects_bad_descriptions),
         cmocka_unit_test(test_bad_proxies_change_nothing),
+        cmocka_unit_test(test_ids_that_were_slots),
         cmocka_unit_test(test_all_at_one_point),
         cmocka_unit_test(test_outside_the_grid_world),
         cmocka_unit_test(test_spacetime_has_no_false_pairs),

@@ -5,6 +5,7 @@
 
 #include "broad/broad_internal.h"
 #include "core/map64.h"
+#include "core/simd.h"
 
 // A pair list owned by the broad phase.
 typedef struct pair_list {
@@ -16,6 +17,10 @@ typedef struct pair_list {
     int capacity;
     int slots_capacity;
 } pair_list;
+
+// The pair sort's digits: between these sizes, as wide as the number of
+// pairs, so that a histogram costs no more than a pass over the pairs.
+enum { RADIX_MIN_BITS = 8, RADIX_MAX_BITS = 18 };
 
 struct carom_broad_data {
     carom_broad_desc desc;
@@ -29,11 +34,14 @@ struct carom_broad_data {
     pair_list begins;
     pair_list ends;
     pair_list fresh;     // this step's pairs involving a moved proxy, sorted
-    // Sort scratch, one entry per kept candidate.
-    uint32_t* sort_scratch;
-    int sort_capacity;
-    float* sort_times;
-    int times_capacity;
+    // Sort scratch: keys and candidate indices with their ping-pong halves
+    // (two entries per candidate), and the radix histograms.
+    uint64_t* sort_keys;
+    int sort_keys_capacity;
+    uint32_t* sort_order;
+    int sort_order_capacity;
+    uint32_t* radix_count;
+    int radix_count_capacity;
     // Every id ever inserted lies in [id_low, id_high]: when the range is
     // small, a pair's two ids fit one 32-bit sort key.
     int id_low;
@@ -268,8 +276,9 @@ void carom_broad_destroy(carom_broad* broad) {
     carom_free(data->fresh.slots);
     carom_free(data->begins.items);
     carom_free(data->ends.items);
-    carom_free(data->sort_scratch);
-    carom_free(data->sort_times);
+    carom_free(data->sort_keys);
+    carom_free(data->sort_order);
+    carom_free(data->radix_count);
     carom_free(data);
     memset(broad, 0, sizeof *broad);
 }
@@ -279,13 +288,33 @@ void carom_broad_destroy(carom_broad* broad) {
 static inline uint64_t id_map_key(int id) { return (uint32_t)id; }
 
 static int slot_of(const carom_broad_data* data, int id) {
+    // Callers often number proxies by their own array index, and a proxy
+    // inserted into a fresh table gets its insertion number as slot: try
+    // slot `id` before hashing. Ids are unique, so an alive slot holding
+    // the id is its slot.
+    const broad_world* w = &data->world;
+    if (id >= 0 && id < w->slot_end && w->id[id] == id && broad_slot_alive(w, id)) return id;
     const map64_entry* e = map64_find(&data->ids, id_map_key(id));
     return e ? (int)e->value : -1;
 }
 
+// carom_aabb_is_valid and carom_vec3_is_valid in one vector test: every
+// move pays it, and the answer is almost always yes.
+static inline bool proxy_is_valid(const carom_aabb* b, vec3s d) {
+    const f4 lo = f4_from(b->min), hi = f4_from(b->max), m = {CAROM_MAX_COORDINATE,
+                  CAROM_MAX_COORDINATE, CAROM_MAX_COORDINATE, CAROM_MAX_COORDINATE};
+    // Positive tests, so that NaN fails them.
+    return i4_mask3((f4_abs(lo) <= m) & (f4_abs(hi) <= m) & (f4_abs(f4_from(d)) <= m) &
+                    (lo <= hi)) == 7;
+}
+
+static inline uint8_t motion_bits(vec3s d) {
+    return i4_mask3(f4_from(d) == f4_zero()) == 7 ? BROAD_SLOT_STILL : 0;
+}
+
 carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3s displacement) {
     if (!broad || !broad->data) return CAROM_ERR_INVALID_ARG;
-    if (!carom_aabb_is_valid(box) || !carom_vec3_is_valid(displacement)) return CAROM_ERR_INVALID_ARG;
+    if (!proxy_is_valid(&box, displacement)) return CAROM_ERR_INVALID_ARG;
     carom_broad_data* data = broad->data;
     broad_world* w = &data->world;
     if (slot_of(data, id) >= 0) return CAROM_ERR_DUPLICATE_ID;
@@ -304,7 +333,7 @@ carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3
     w->motion[slot] = displacement;
     w->fat[slot] = fat_box(box, displacement);
     w->id[slot] = id;
-    w->state[slot] = BROAD_SLOT_ALIVE;
+    w->state[slot] = BROAD_SLOT_ALIVE | motion_bits(displacement);
     w->moved_index[slot] = -1;
     if (fresh) w->slot_end++; else w->free_count--;
 
@@ -327,7 +356,7 @@ carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3
 
 carom_status carom_broad_move(carom_broad* broad, int id, carom_aabb box, vec3s displacement) {
     if (!broad || !broad->data) return CAROM_ERR_INVALID_ARG;
-    if (!carom_aabb_is_valid(box) || !carom_vec3_is_valid(displacement)) return CAROM_ERR_INVALID_ARG;
+    if (!proxy_is_valid(&box, displacement)) return CAROM_ERR_INVALID_ARG;
     carom_broad_data* data = broad->data;
     broad_world* w = &data->world;
     int slot = slot_of(data, id);
@@ -335,14 +364,17 @@ carom_status carom_broad_move(carom_broad* broad, int id, carom_aabb box, vec3s 
 
     carom_aabb old_box = w->box[slot], old_fat = w->fat[slot];
     vec3s old_motion = w->motion[slot];
+    uint8_t old_state = w->state[slot];
     w->box[slot] = box;
     w->motion[slot] = displacement;
     w->fat[slot] = fat_box(box, displacement);
+    w->state[slot] = (uint8_t)((old_state & ~BROAD_SLOT_STILL) | motion_bits(displacement));
     carom_status status = data->ops->move(data->state, w, slot, old_fat);
     if (status != CAROM_OK) {
         w->box[slot] = old_box;
         w->motion[slot] = old_motion;
         w->fat[slot] = old_fat;
+        w->state[slot] = old_state;
         return status;
     }
     mark_moved(w, slot);
@@ -376,8 +408,6 @@ bool carom_broad_contains(const carom_broad* broad, int id) {
 static inline uint32_t id_key(int id) { return (uint32_t)id ^ 0x80000000u; }
 static inline int key_id(uint32_t key) { return (int)(key ^ 0x80000000u); }
 
-static inline bool is_still(vec3s d) { return d.x == 0.0f && d.y == 0.0f && d.z == 0.0f; }
-
 static inline bool pair_less(carom_broad_pair x, carom_broad_pair y) {
     return x.a < y.a || (x.a == y.a && x.b < y.b);
 }
@@ -386,80 +416,151 @@ static inline bool is_moved(const broad_world* w, int slot) {
     return (w->state[slot] & BROAD_SLOT_MOVED) != 0;
 }
 
+// The digit width for sorting n keys of `bits` bits: as few passes as
+// digits of about log2(n) bits allow, then the narrowest digit for that
+// many passes. *passes gets the count.
+static int radix_digit_bits(int n, int bits, int* passes) {
+    int d = RADIX_MIN_BITS;
+    while (d < RADIX_MAX_BITS && ((int64_t)1 << d) < n) d++;
+    *passes = (bits + d - 1) / d;
+    return *passes > 0 ? (bits + *passes - 1) / *passes : d;
+}
+
+// Sorts n 64-bit keys by their bits [low, low + passes * digit) ascending,
+// LSD radix with `digit`-bit digits, carrying a 32-bit value unless
+// `values` is NULL; the tmp arrays are scratch of n entries; `count` holds
+// passes << digit words. All histograms come from one read of the keys,
+// and a digit every key shares is skipped. Stable.
+static void radix_sort64(uint64_t* keys, uint32_t* values, uint64_t* tmp_keys,
+                         uint32_t* tmp_values, int n, int low, int digit, int passes,
+                         uint32_t* count) {
+    if (n < 2 || passes == 0) return;
+    const uint64_t mask = ((uint64_t)1 << digit) - 1;
+    const size_t buckets = (size_t)1 << digit;
+    memset(count, 0, ((size_t)passes << digit) * sizeof *count);
+    for (int i = 0; i < n; i++) {
+        uint64_t k = keys[i] >> low;
+        for (int d = 0; d < passes; d++) count[((size_t)d << digit) + ((k >> (d * digit)) & mask)]++;
+    }
+    uint64_t *k = keys, *tk = tmp_keys;
+    uint32_t *v = values, *tv = tmp_values;
+    for (int d = 0; d < passes; d++) {
+        int shift = low + d * digit;
+        uint32_t* c = count + ((size_t)d << digit);
+        if (c[(k[0] >> shift) & mask] == (uint32_t)n) continue;
+        uint32_t sum = 0;
+        for (size_t b = 0; b < buckets; b++) {
+            uint32_t here = c[b];
+            c[b] = sum;
+            sum += here;
+        }
+        if (v) {
+            for (int i = 0; i < n; i++) {
+                uint32_t at = c[(k[i] >> shift) & mask]++;
+                tk[at] = k[i];
+                tv[at] = v[i];
+            }
+            uint32_t* swap_v = v;
+            v = tv, tv = swap_v;
+        } else {
+            for (int i = 0; i < n; i++) tk[c[(k[i] >> shift) & mask]++] = k[i];
+        }
+        uint64_t* swap_k = k;
+        k = tk, tk = swap_k;
+    }
+    if (k != keys) {
+        memcpy(keys, k, (size_t)n * sizeof *keys);
+        if (v) memcpy(values, v, (size_t)n * sizeof *values);
+    }
+}
+
 // Tests the candidates involving a moved proxy (a pair of two unmoved
 // proxies is what it was last step) and keeps those that really meet
 // during the step, as (id a < id b, time), sorted by (a, b), with their
 // slots, in `data->fresh`. Duplicates keep their earliest time.
+//
+// A pair's sort key holds both ids as offsets from id_low, the smaller one
+// above the bits the id range needs: the ids come back from the key. The
+// candidate's index rides below them in the same word when it fits (ids
+// spanning up to about 2^23 for a million candidates), so the sort moves
+// one array; otherwise it rides alongside.
 static carom_status sort_fresh_pairs(carom_broad_data* data) {
     const broad_world* w = &data->world;
-    const broad_pairs* c = &data->candidates;
+    broad_pairs* c = &data->candidates;
     pair_list* out = &data->fresh;
     int n = c->count;
-    // Seven arrays of n words: a keys, b keys, the candidate of each, and
-    // the sort's keys, values and their scratch.
-    if (!broad_reserve((void**)&data->sort_scratch, &data->sort_capacity, 7 * n, sizeof(uint32_t)) ||
-        !broad_reserve((void**)&data->sort_times, &data->times_capacity, n, sizeof(float)))
+    const uint32_t low = id_key(data->id_low);
+    const uint32_t range = id_key(data->id_high) - low;
+    int shift = 0;
+    while (shift < 32 && (range >> shift) != 0) shift++;
+    const uint64_t low_mask = ((uint64_t)1 << shift) - 1;
+    int index_bits = 0;
+    while (((int64_t)1 << index_bits) < n) index_bits++;
+    const bool packed = 2 * shift + index_bits <= 64;
+    const int below = packed ? index_bits : 0;
+    const uint64_t index_mask = ((uint64_t)1 << below) - 1;
+
+    if (!broad_reserve((void**)&data->sort_keys, &data->sort_keys_capacity, 2 * n,
+                       sizeof(uint64_t)) ||
+        (!packed && !broad_reserve((void**)&data->sort_order, &data->sort_order_capacity, 2 * n,
+                                   sizeof(uint32_t))))
         return CAROM_ERR_OUT_OF_MEMORY;
-    uint32_t* a_key = data->sort_scratch;
-    uint32_t* b_key = a_key + n;
-    uint32_t* candidate = b_key + n;
-    uint32_t* keys = candidate + n;
-    uint32_t* order = keys + n;
-    uint32_t* tmp_keys = order + n;
-    uint32_t* tmp_order = tmp_keys + n;
-    float* times = data->sort_times;
+    uint64_t* keys = data->sort_keys;
+    uint64_t* tmp_keys = keys + n;
+    uint32_t* order = packed ? NULL : data->sort_order;
+    uint32_t* tmp_order = packed ? NULL : data->sort_order + n;
 
     int kept = 0;
     for (int i = 0; i < n; i++) {
         broad_pair p = c->items[i];
-        if (!is_moved(w, p.a) && !is_moved(w, p.b)) continue;
+        uint8_t sa = w->state[p.a], sb = w->state[p.b];
+        if (!((sa | sb) & BROAD_SLOT_MOVED)) continue;
         float t = p.time;
         if (t < 0.0f) {
             // The kind found the fat boxes overlapping (its contract): with no
             // motion that is the answer.
-            if (is_still(w->motion[p.a]) && is_still(w->motion[p.b])) {
+            if (sa & sb & BROAD_SLOT_STILL) {
                 t = 0.0f;
             } else {
                 t = sweep_time(&w->box[p.a], w->motion[p.a], &w->box[p.b], w->motion[p.b]);
                 if (t < 0.0f) continue;
             }
+            c->items[i].time = t;
         }
-        int ia = w->id[p.a], ib = w->id[p.b];
-        a_key[kept] = id_key(ia < ib ? ia : ib);
-        b_key[kept] = id_key(ia < ib ? ib : ia);
-        times[kept] = t;
-        candidate[kept] = (uint32_t)i;
-        order[kept] = (uint32_t)kept;
-        kept++;
+        uint32_t ka = id_key(w->id[p.a]) - low, kb = id_key(w->id[p.b]) - low;
+        uint32_t first = ka < kb ? ka : kb, second = ka ^ kb ^ first;
+        uint64_t pair_key = (uint64_t)first << shift | second;
+        if (packed) {
+            keys[kept++] = pair_key << below | (uint64_t)i;
+        } else {
+            keys[kept] = pair_key;
+            order[kept++] = (uint32_t)i;
+        }
     }
-    uint32_t low = id_key(data->id_low);
-    uint64_t range = (uint64_t)id_key(data->id_high) - low + 1;
-    if (range <= 65536) {
-        // Both ids in one key: one sort.
-        for (int i = 0; i < kept; i++)
-            keys[i] = (uint32_t)((a_key[i] - low) * range + (b_key[i] - low));
-        broad_radix_sort32(keys, order, tmp_keys, tmp_order, kept);
-    } else {
-        // LSD: by b, then stably by a.
-        for (int i = 0; i < kept; i++) keys[i] = b_key[i];
-        broad_radix_sort32(keys, order, tmp_keys, tmp_order, kept);
-        for (int i = 0; i < kept; i++) keys[i] = a_key[order[i]];
-        broad_radix_sort32(keys, order, tmp_keys, tmp_order, kept);
-    }
+    int passes;
+    int digit = radix_digit_bits(kept, 2 * shift, &passes);
+    if (!broad_reserve((void**)&data->radix_count, &data->radix_count_capacity, passes << digit,
+                       sizeof(uint32_t)))
+        return CAROM_ERR_OUT_OF_MEMORY;
+    radix_sort64(keys, order, tmp_keys, tmp_order, kept, below, digit, passes, data->radix_count);
 
     if (!list_reserve_slots(out, kept)) return CAROM_ERR_OUT_OF_MEMORY;
     int count = 0;
+    uint64_t last_key = 0;
     for (int i = 0; i < kept; i++) {
-        uint32_t k = order[i];
-        carom_broad_pair p = {key_id(a_key[k]), key_id(b_key[k]), times[k]};
-        if (count > 0 && out->items[count - 1].a == p.a && out->items[count - 1].b == p.b) {
-            out->items[count - 1].time = carom_minf(out->items[count - 1].time, p.time);
+        const uint64_t pair_key = keys[i] >> below;
+        const broad_pair cp = c->items[packed ? (uint32_t)(keys[i] & index_mask) : order[i]];
+        if (count > 0 && pair_key == last_key) {
+            out->items[count - 1].time = carom_minf(out->items[count - 1].time, cp.time);
             continue;
         }
-        broad_pair cp = c->items[candidate[k]];
+        last_key = pair_key;
+        out->items[count] = (carom_broad_pair){key_id(low + (uint32_t)(pair_key >> shift)),
+                                               key_id(low + (uint32_t)(pair_key & low_mask)),
+                                               cp.time};
         out->slots[2 * count] = cp.a;
         out->slots[2 * count + 1] = cp.b;
-        out->items[count++] = p;
+        count++;
     }
     out->count = count;
     return CAROM_OK;
@@ -469,6 +570,14 @@ static carom_status sort_fresh_pairs(carom_broad_data* data) {
 // (unchanged: same boxes, same motion), merged with the fresh pairs.
 static carom_status merge_lists(carom_broad_data* data, const pair_list* before, pair_list* now) {
     const broad_world* w = &data->world;
+    if (w->moved_count == w->proxy_count) {
+        // Every proxy moved: nothing of the last list stands, and the fresh
+        // pairs are the list. Trade buffers rather than copy.
+        pair_list swap = *now;
+        *now = data->fresh;
+        data->fresh = swap;
+        return CAROM_OK;
+    }
     const pair_list* fresh = &data->fresh;
     if (!list_reserve_slots(now, before->count + fresh->count)) return CAROM_ERR_OUT_OF_MEMORY;
     int i = 0, j = 0, count = 0;
@@ -588,7 +697,8 @@ size_t carom_broad_memory(const carom_broad* broad) {
     bytes += (size_t)(data->lists[0].slots_capacity + data->lists[1].slots_capacity +
                       data->fresh.slots_capacity) *
              sizeof(int);
-    bytes += (size_t)data->sort_capacity * sizeof(uint32_t) +
-             (size_t)data->times_capacity * sizeof(float);
+    bytes += (size_t)data->sort_keys_capacity * sizeof(uint64_t) +
+             (size_t)data->sort_order_capacity * sizeof(uint32_t);
+    bytes += (size_t)data->radix_count_capacity * sizeof(uint32_t);
     return bytes + data->ops->memory(data->state);
 }

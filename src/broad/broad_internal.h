@@ -53,6 +53,8 @@ enum {
     BROAD_SLOT_ALIVE = 1,
     // Inserted or moved since the last update (and listed in `moved`).
     BROAD_SLOT_MOVED = 2,
+    // Its displacement over the step is zero.
+    BROAD_SLOT_STILL = 4,
 };
 
 // The proxy table. Slots are reused after removal; slot arrays are indexed

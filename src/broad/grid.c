@@ -227,23 +227,22 @@ static bool grid_sort_entries(grid* g) {
         broad_radix_sort32(g->keys, g->values, g->tmp_keys, g->tmp_values, n);
     }
     const uint32_t* keys = g->keys;
+    // Cell starts without a branch on where they fall (one or two entries
+    // per cell make it unpredictable): every entry writes at the tentative
+    // next cell (m <= i, so within n), and a new key makes it final.
     int m = 0;
-    double square_sum = 0.0;
     for (int i = 0; i < n; i++) {
-        if (i > 0 && keys[i] == keys[i - 1]) continue;
-        if (m > 0) {
-            double k = i - g->cell_starts[m - 1];
-            square_sum += k * k;
-        }
         g->cell_keys[m] = keys[i];
-        g->cell_starts[m++] = i;
-    }
-    if (m > 0) {
-        double k = n - g->cell_starts[m - 1];
-        square_sum += k * k;
+        g->cell_starts[m] = i;
+        m += i == 0 || keys[i] != keys[i - 1];
     }
     g->cell_starts[m] = n;
     g->cell_count = m;
+    double square_sum = 0.0;
+    for (int u = 0; u < m; u++) {
+        double k = g->cell_starts[u + 1] - g->cell_starts[u];
+        square_sum += k * k;
+    }
     grid_auto_observe(&g->autosize, square_sum, n);
     return true;
 }
@@ -307,13 +306,20 @@ static carom_status centre_fill(grid* g, const broad_world* w) {
 // The boxes in entry order: sequential writes, reads of the fat boxes in
 // cell order (which is random in slot order but touches a smaller array than
 // scattering the boxes themselves would).
+// The runs of centre_pairs read up to CENTRE_CHUNK - 1 boxes past the end
+// of the entries (and discard what they find there), so the array carries
+// that many zero boxes after them.
+enum { CENTRE_CHUNK = 4 };
+
 static bool centre_gather(grid* g, const broad_world* w) {
     int n = g->entry_count;
-    if (!broad_reserve((void**)&g->boxes, &g->boxes_capacity, n, sizeof(grid_box))) return false;
+    if (!broad_reserve((void**)&g->boxes, &g->boxes_capacity, n + CENTRE_CHUNK, sizeof(grid_box)))
+        return false;
     for (int i = 0; i < n; i++) {
         int s = (int)g->values[i];
         g->boxes[i] = grid_box_make(&w->fat[s], s);
     }
+    memset(g->boxes + n, 0, CENTRE_CHUNK * sizeof(grid_box));
     return true;
 }
 
@@ -333,37 +339,114 @@ static void centre_offsets(const grid* g, uint32_t offset[CENTRE_RANGES],
     }
 }
 
-// Each occupied cell with itself and its neighbours of larger key. In the
-// sparse case each range's two ends are pointers into the occupied cells
+// Writes the pairs of `a` with the overlapping boxes of [from, to) from
+// `at` on; returns the new end. The runs are short (one or two boxes on
+// average) and of random length, so a loop over them mispredicts its exit,
+// and the test its outcome, about once per run. Instead boxes are tested
+// CENTRE_CHUNK at a time, every one written and the end advanced by the
+// outcome, and those past `to` masked out: no branch depends on the data
+// except the rare second chunk. The caller makes room for one pair more
+// than can be found; the boxes array is padded (centre_gather).
+static inline broad_pair* centre_test_run(const grid_box* a, const grid_box* boxes, int from,
+                                          int to, broad_pair* at) {
+    const int sa = grid_box_slot(a);
+    int j = from;
+    do {
+        for (int k = 0; k < CENTRE_CHUNK; k++) {
+            const grid_box* b = &boxes[j + k];
+            const int sb = grid_box_slot(b);
+            *at = (broad_pair){sa < sb ? sa : sb, sa < sb ? sb : sa, -1.0f};
+            at += grid_box_overlap(a, b) & (j + k < to);
+        }
+        j += CENTRE_CHUNK;
+    } while (j < to);
+    return at;
+}
+
+// Each occupied cell with itself and its neighbours of larger key.
+//
+// With dense keys (the counting sort's `first`), each entry finds its
+// ranges directly: there is no loop over cells, whose one or two boxes each
+// would cost a mispredicted loop exit per cell. The rest of the entry's
+// cell and the next cell on x are one run, as the next cell's entries
+// follow the cell's in key order (first[key + 2] ends it, empty or not).
+static bool centre_pairs_dense(const grid* g, broad_pairs* out) {
+    const uint32_t* keys = g->keys;
+    const int* first = g->first;
+    const grid_box* boxes = g->boxes;
+    uint32_t offset[CENTRE_RANGES], width[CENTRE_RANGES];
+    centre_offsets(g, offset, width);
+    const int n = g->entry_count;
+    for (int i = 0; i < n; i++) {
+        const uint32_t key = keys[i];
+        const int run_end = first[key + 2];
+        int e0[CENTRE_RANGES], e1[CENTRE_RANGES];
+        int64_t reach = run_end - i - 1;
+        for (int r = 1; r < CENTRE_RANGES; r++) {
+            e0[r] = first[key + offset[r]];
+            e1[r] = first[key + offset[r] + width[r] + 1];
+            reach += e1[r] - e0[r];
+        }
+        // One more than can be found: centre_test_run writes ahead.
+        if (reach + 1 > INT32_MAX - out->count ||
+            !broad_reserve((void**)&out->items, &out->capacity, out->count + (int)reach + 1,
+                           sizeof(broad_pair)))
+            return false;
+        const grid_box a = boxes[i];
+        broad_pair* at = centre_test_run(&a, boxes, i + 1, run_end, out->items + out->count);
+        for (int r = 1; r < CENTRE_RANGES; r++) at = centre_test_run(&a, boxes, e0[r], e1[r], at);
+        out->count = (int)(at - out->items);
+    }
+    return true;
+}
+
+// Sparse keys: each range's two ends are pointers into the occupied cells
 // that only move forward, as the keys grow.
-static bool centre_pairs(const grid* g, broad_pairs* out) {
+static bool centre_pairs_sparse(const grid* g, broad_pairs* out) {
     const uint32_t* keys = g->cell_keys;
     const int* st = g->cell_starts;
+    const grid_box* boxes = g->boxes;
     int m = g->cell_count;
     uint32_t offset[CENTRE_RANGES], width[CENTRE_RANGES];
     centre_offsets(g, offset, width);
     int at[CENTRE_RANGES] = {0}, end[CENTRE_RANGES] = {0};
     for (int u = 0; u < m; u++) {
-        const grid_box* a = g->boxes + st[u];
-        int na = st[u + 1] - st[u];
-        if (!grid_pairs_within(a, na, out)) return false;
+        const int s0 = st[u], s1 = st[u + 1];
+        int e0[CENTRE_RANGES], e1[CENTRE_RANGES];
+        int64_t reach = 0;
         for (int r = 0; r < CENTRE_RANGES; r++) {
             uint32_t k0 = keys[u] + offset[r], k1 = k0 + width[r];
-            int e0, e1;
-            if (g->dense) {
-                e0 = g->first[k0];
-                e1 = g->first[k1 + 1];
-            } else {
-                while (at[r] < m && keys[at[r]] < k0) at[r]++;
-                if (end[r] < at[r]) end[r] = at[r];
-                while (end[r] < m && keys[end[r]] <= k1) end[r]++;
-                e0 = st[at[r]];
-                e1 = st[end[r]];
-            }
-            if (!grid_pairs_between(a, na, g->boxes + e0, e1 - e0, out)) return false;
+            while (at[r] < m && keys[at[r]] < k0) at[r]++;
+            if (end[r] < at[r]) end[r] = at[r];
+            while (end[r] < m && keys[end[r]] <= k1) end[r]++;
+            e0[r] = st[at[r]];
+            e1[r] = st[end[r]];
+            reach += e1[r] - e0[r];
         }
+        // Every box of the cell may meet every box in reach and in the
+        // cell; one more, as centre_test_run writes ahead.
+        int64_t most = (int64_t)(s1 - s0) * (reach + (s1 - s0)) + 1;
+        if (most > INT32_MAX - out->count ||
+            !broad_reserve((void**)&out->items, &out->capacity, out->count + (int)most,
+                           sizeof(broad_pair)))
+            return false;
+        // The next cell on x starts where this one ends when it is occupied;
+        // when it is empty its range is empty.
+        const int next_end = e1[0] > e0[0] ? e1[0] : s1;
+        broad_pair* at_pair = out->items + out->count;
+        for (int i = s0; i < s1; i++) {
+            const grid_box a = boxes[i];
+            at_pair = centre_test_run(&a, boxes, i + 1, next_end, at_pair);
+            for (int r = 1; r < CENTRE_RANGES; r++)
+                at_pair = centre_test_run(&a, boxes, e0[r], e1[r], at_pair);
+        }
+        out->count = (int)(at_pair - out->items);
     }
     return true;
+}
+
+static bool centre_pairs(const grid* g, broad_pairs* out) {
+    return g->dense ? centre_pairs_dense(g, out) : centre_pairs_sparse(g, out);
 }
 
 // A box that changed since the last rebuild: its entries are out of date.
@@ -924,13 +1007,18 @@ static carom_status grid_find_pairs(void* state, const broad_world* world, broad
     int start = out->count;
     carom_status status = CAROM_ERR_OUT_OF_MEMORY;
     if (grid_reserve_marks(g, world->slot_end)) {
-        for (int i = 0; i < world->moved_count; i++) {
+        // Every moved slot becomes stale, so past the limit on moves alone
+        // this update rebuilds, and a rebuild needs no marks.
+        const int stale_limit = world->proxy_count / GRID_STALE_SHARE < GRID_STALE_MAX
+                                    ? world->proxy_count / GRID_STALE_SHARE
+                                    : GRID_STALE_MAX;
+        bool reuse = g->last_valid && world->moved_count <= stale_limit;
+        for (int i = 0; reuse && i < world->moved_count; i++) {
             int s = world->moved[i];
             g->changed[s] = g->update;
             grid_mark_stale(g, s);
         }
-        bool reuse = g->last_valid && g->stale_count <= world->proxy_count / GRID_STALE_SHARE &&
-                     g->stale_count <= GRID_STALE_MAX;
+        reuse = reuse && g->stale_count <= stale_limit;
         status = reuse ? grid_reuse(g, world, out) : grid_rebuild(g, world, out);
     }
     // The pairs are kept for the next update.
