@@ -642,6 +642,23 @@ static void test_all_at_one_point(void** state) {
         assert_int_equal(s.pairs, n * (n - 1) / 2);
         carom_broad_destroy(&broad);
     }
+    // The centre-cell grid lists each box's candidates in blocks of a few
+    // thousand: one cell holding more boxes than a block must grow it.
+    int crowd = light() ? 300 : 2500;
+    carom_broad broad;
+    carom_broad_desc d = config_desc(CONFIG_GRID_CENTRE, world);
+    assert_int_equal(carom_broad_create(&d, &broad), CAROM_OK);
+    for (int i = 0; i < crowd; i++)
+        assert_int_equal(carom_broad_insert(&broad, i, box3(0, 0, 0, 0, 0, 0), still), CAROM_OK);
+    assert_int_equal(carom_broad_update(&broad, NULL), CAROM_OK);
+    carom_broad_pairs p = carom_broad_pair_list(&broad);
+    assert_int_equal(p.count, crowd * (crowd - 1) / 2);
+    for (int k = 0, a = 0, b = 1; k < p.count; k++) {
+        assert_int_equal(p.items[k].a, a);
+        assert_int_equal(p.items[k].b, b);
+        if (++b == crowd) a++, b = a + 1;
+    }
+    carom_broad_destroy(&broad);
 }
 
 // Boxes in a 1e9 world, far outside a grid's world and at its corners.

@@ -84,6 +84,10 @@ typedef struct grid {
     // tagged with the value's lowest-cell axes.
     grid_box* boxes;
     int boxes_capacity;
+    // Centre cell, dense keys: a block of candidate entry pairs, first and
+    // second entries (centre_pairs_dense).
+    int* block;
+    int block_capacity;
     grid_big big;
 
     // Updates that change few boxes reuse the last rebuild's cells and the
@@ -363,40 +367,117 @@ static inline broad_pair* centre_test_run(const grid_box* a, const grid_box* box
     return at;
 }
 
+// Candidate entry pairs gathered before centre_pairs_dense tests them: a
+// block small enough to stay in the first-level cache.
+enum { CENTRE_BLOCK = 2048 };
+
+// Tests the candidate entry pairs (first[k], second[k]) for k < count and
+// appends the overlapping ones, with room made for one more than count. One
+// loop over many entries' candidates: its exit is predictable where a loop
+// per entry's few candidates would mispredict once per entry. Four at a
+// time, the last four masked: the lists have room for CENTRE_APPEND more,
+// and the first 4 of them are set to entry 0 here.
+static void centre_test_block(const grid_box* boxes, int* first, int* second, int count,
+                              broad_pairs* out) {
+    for (int k = count; k < count + 4; k++) first[k] = second[k] = 0;
+    broad_pair* at = out->items + out->count;
+    for (int k = 0; k < count; k += 4) {
+        for (int u = 0; u < 4; u++) {
+            const grid_box* a = &boxes[first[k + u]];
+            const grid_box* b = &boxes[second[k + u]];
+            const int sa = grid_box_slot(a), sb = grid_box_slot(b);
+            *at = (broad_pair){sa < sb ? sa : sb, sa < sb ? sb : sa, -1.0f};
+            at += grid_box_overlap(a, b) & (k + u < count);
+        }
+    }
+    out->count = (int)(at - out->items);
+}
+
+// Appends entry i paired with each of the entries [from, to): eight
+// written at once whatever the length (the next append, or the tests' mask,
+// covers the excess), the rest, rarely, one by one. A run holds more than
+// four boxes often enough that a loop from four on would mispredict.
+enum { CENTRE_APPEND = 8 };
+
+static inline void centre_block_append(int* first, int* second, int* count, int i, int from,
+                                       int to) {
+    const i4 lane = {0, 1, 2, 3};
+    const i4 self = {i, i, i, i}, low = lane + from, high = lane + (from + 4);
+    memcpy(first + *count, &self, sizeof self);
+    memcpy(first + *count + 4, &self, sizeof self);
+    memcpy(second + *count, &low, sizeof low);
+    memcpy(second + *count + 4, &high, sizeof high);
+    for (int e = from + CENTRE_APPEND; e < to; e++) {
+        first[*count + (e - from)] = i;
+        second[*count + (e - from)] = e;
+    }
+    *count += to - from;
+}
+
 // Each occupied cell with itself and its neighbours of larger key.
 //
 // With dense keys (the counting sort's `first`), each entry finds its
-// ranges directly: there is no loop over cells, whose one or two boxes each
-// would cost a mispredicted loop exit per cell. The rest of the entry's
-// cell and the next cell on x are one run, as the next cell's entries
-// follow the cell's in key order (first[key + 2] ends it, empty or not).
-static bool centre_pairs_dense(const grid* g, broad_pairs* out) {
+// ranges directly, without a loop over cells. The rest of the entry's cell
+// and the next cell on x are one run, as the next cell's entries follow the
+// cell's in key order (first[key + 2] ends it, empty or not). Runs hold one
+// or two boxes on average, in random number: a loop per run, or per entry,
+// would mispredict its exit about once per run, or per entry. So the runs'
+// entry pairs are listed, without branches, for a block of entries, and the
+// block is tested in one loop (centre_test_block).
+static bool centre_pairs_dense(grid* g, broad_pairs* out) {
     const uint32_t* keys = g->keys;
     const int* first = g->first;
-    const grid_box* boxes = g->boxes;
     uint32_t offset[CENTRE_RANGES], width[CENTRE_RANGES];
     centre_offsets(g, offset, width);
     const int n = g->entry_count;
+    int capacity = CENTRE_BLOCK;
+    int count = 0;
     for (int i = 0; i < n; i++) {
         const uint32_t key = keys[i];
-        const int run_end = first[key + 2];
         int e0[CENTRE_RANGES], e1[CENTRE_RANGES];
-        int64_t reach = run_end - i - 1;
+        e0[0] = i + 1;
+        e1[0] = first[key + 2];
+        int64_t reach = e1[0] - e0[0];
         for (int r = 1; r < CENTRE_RANGES; r++) {
             e0[r] = first[key + offset[r]];
             e1[r] = first[key + offset[r] + width[r] + 1];
             reach += e1[r] - e0[r];
         }
-        // One more than can be found: centre_test_run writes ahead.
-        if (reach + 1 > INT32_MAX - out->count ||
-            !broad_reserve((void**)&out->items, &out->capacity, out->count + (int)reach + 1,
-                           sizeof(broad_pair)))
-            return false;
-        const grid_box a = boxes[i];
-        broad_pair* at = centre_test_run(&a, boxes, i + 1, run_end, out->items + out->count);
-        for (int r = 1; r < CENTRE_RANGES; r++) at = centre_test_run(&a, boxes, e0[r], e1[r], at);
-        out->count = (int)(at - out->items);
+        // Test the block when this entry's candidates would overflow it; a
+        // crowded cell may need a larger block (up to n entries per entry).
+        if (count + reach > capacity - CENTRE_APPEND) {
+            if (count > 0) {
+                if (!broad_reserve((void**)&out->items, &out->capacity, out->count + count + 1,
+                                   sizeof(broad_pair)))
+                    return false;
+                centre_test_block(g->boxes, g->block, g->block + g->block_capacity / 2, count,
+                                  out);
+            }
+            count = 0;
+            if (reach > capacity - CENTRE_APPEND) capacity = (int)reach + CENTRE_APPEND;
+        }
+        if (g->block_capacity < 2 * capacity) {
+            int want = 2 * capacity;
+            // The block's two halves move apart when it grows: empty here.
+            if (!broad_reserve((void**)&g->block, &g->block_capacity, want, sizeof(int)))
+                return false;
+            g->block_capacity = want;
+        }
+        int* firsts = g->block;
+        int* seconds = g->block + g->block_capacity / 2;
+        // Written out: a loop of five mispredicts its exit in some builds.
+        _Static_assert(CENTRE_RANGES == 5, "one append per range");
+        centre_block_append(firsts, seconds, &count, i, e0[0], e1[0]);
+        centre_block_append(firsts, seconds, &count, i, e0[1], e1[1]);
+        centre_block_append(firsts, seconds, &count, i, e0[2], e1[2]);
+        centre_block_append(firsts, seconds, &count, i, e0[3], e1[3]);
+        centre_block_append(firsts, seconds, &count, i, e0[4], e1[4]);
     }
+    if (count == 0) return true;
+    if (!broad_reserve((void**)&out->items, &out->capacity, out->count + count + 1,
+                       sizeof(broad_pair)))
+        return false;
+    centre_test_block(g->boxes, g->block, g->block + g->block_capacity / 2, count, out);
     return true;
 }
 
@@ -445,7 +526,7 @@ static bool centre_pairs_sparse(const grid* g, broad_pairs* out) {
     return true;
 }
 
-static bool centre_pairs(const grid* g, broad_pairs* out) {
+static bool centre_pairs(grid* g, broad_pairs* out) {
     return g->dense ? centre_pairs_dense(g, out) : centre_pairs_sparse(g, out);
 }
 
@@ -929,6 +1010,7 @@ static size_t grid_bytes(const grid* g) {
                   (size_t)g->stale_slots_capacity;
     return sizeof *g + words * sizeof(uint32_t) + ints * sizeof(int) +
            (size_t)g->boxes_capacity * sizeof(grid_box) +
+           (size_t)g->block_capacity * sizeof(int) +
            (size_t)g->last.capacity * sizeof(broad_pair) + broad_grid_big_memory(&g->big) +
            broad_grid_big_memory(&g->sweep) + (g->child ? grid_bytes(g->child) : 0) +
            (size_t)g->child_fat_capacity * sizeof(carom_aabb) + (size_t)g->child_state_capacity +
@@ -945,6 +1027,7 @@ static void grid_free(grid* g) {
     carom_free(g->cell_keys);
     carom_free(g->cell_starts);
     carom_free(g->boxes);
+    carom_free(g->block);
     carom_free(g->last.items);
     carom_free(g->changed);
     carom_free(g->stale);
