@@ -362,21 +362,11 @@ carom_status carom_broad_move(carom_broad* broad, int id, carom_aabb box, vec3s 
     int slot = slot_of(data, id);
     if (slot < 0) return CAROM_ERR_UNKNOWN_ID;
 
-    carom_aabb old_box = w->box[slot], old_fat = w->fat[slot];
-    vec3s old_motion = w->motion[slot];
-    uint8_t old_state = w->state[slot];
     w->box[slot] = box;
     w->motion[slot] = displacement;
     w->fat[slot] = fat_box(box, displacement);
-    w->state[slot] = (uint8_t)((old_state & ~BROAD_SLOT_STILL) | motion_bits(displacement));
-    carom_status status = data->ops->move(data->state, w, slot, old_fat);
-    if (status != CAROM_OK) {
-        w->box[slot] = old_box;
-        w->motion[slot] = old_motion;
-        w->fat[slot] = old_fat;
-        w->state[slot] = old_state;
-        return status;
-    }
+    w->state[slot] = (uint8_t)((w->state[slot] & ~BROAD_SLOT_STILL) | motion_bits(displacement));
+    if (data->ops->move) data->ops->move(data->state, w, slot);
     mark_moved(w, slot);
     return CAROM_OK;
 }

@@ -102,9 +102,10 @@ typedef struct broad_ops {
     // Allocates the kind's state. May be called with world empty.
     carom_status (*create)(const carom_broad_desc* desc, const broad_world* world, void** state);
     void (*destroy)(void* state);
-    // `old_fat` is the slot's fat box before the move.
     carom_status (*insert)(void* state, const broad_world* world, int slot);
-    carom_status (*move)(void* state, const broad_world* world, int slot, carom_aabb old_fat);
+    // Cannot fail, so that a move never needs undoing; NULL when the kind
+    // works from the moved list at find_pairs.
+    void (*move)(void* state, const broad_world* world, int slot);
     void (*remove)(void* state, const broad_world* world, int slot);
     // Appends every pair of alive slots whose fat boxes overlap by
     // broad_boxes_overlap, each unordered pair once, and no other pair with

@@ -35,11 +35,6 @@ static carom_status bf_insert(void* state, const broad_world* world, int slot) {
     return CAROM_OK;
 }
 
-static carom_status bf_move(void* state, const broad_world* world, int slot, carom_aabb old_fat) {
-    (void)state, (void)world, (void)slot, (void)old_fat;
-    return CAROM_OK;
-}
-
 static void bf_remove(void* state, const broad_world* world, int slot) {
     (void)state, (void)world, (void)slot;
 }
@@ -77,5 +72,5 @@ static size_t bf_memory(const void* state) {
 }
 
 const broad_ops broad_brute_force_ops = {
-    bf_create, bf_destroy, bf_insert, bf_move, bf_remove, bf_find_pairs, bf_memory,
+    bf_create, bf_destroy, bf_insert, NULL, bf_remove, bf_find_pairs, bf_memory,
 };

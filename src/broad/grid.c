@@ -1067,11 +1067,6 @@ static carom_status grid_insert(void* state, const broad_world* world, int slot)
     return CAROM_OK;
 }
 
-static carom_status grid_move(void* state, const broad_world* world, int slot, carom_aabb old_fat) {
-    (void)state, (void)world, (void)slot, (void)old_fat;
-    return CAROM_OK;
-}
-
 static void grid_remove(void* state, const broad_world* world, int slot) {
     (void)world;
     grid* g = state;
@@ -1122,7 +1117,7 @@ static carom_status grid_find_pairs(void* state, const broad_world* world, broad
 static size_t grid_memory(const void* state) { return grid_bytes(state); }
 
 const broad_ops broad_grid_ops = {
-    grid_create, grid_destroy, grid_insert, grid_move, grid_remove, grid_find_pairs, grid_memory,
+    grid_create, grid_destroy, grid_insert, NULL, grid_remove, grid_find_pairs, grid_memory,
 };
 
 // ---- one-shot all pairs -------------------------------------------------------------------

@@ -41,12 +41,6 @@ static carom_status sap_insert(void* state, const broad_world* world, int slot) 
     return sap_axes_insert(&sap->axes, slot, &world->fat[slot]);
 }
 
-static carom_status sap_move(void* state, const broad_world* world, int slot, carom_aabb old_fat) {
-    // The endpoints move at the next update, from the moved list.
-    (void)state, (void)world, (void)slot, (void)old_fat;
-    return CAROM_OK;
-}
-
 static void sap_remove(void* state, const broad_world* world, int slot) {
     (void)world;
     sap_kind* sap = state;
@@ -84,6 +78,8 @@ static size_t sap_memory(const void* state) {
     return sizeof *sap + sap_axes_memory(&sap->axes);
 }
 
+// No move operation: the endpoints move at the next update, from the moved
+// list.
 const broad_ops broad_sap_ops = {
-    sap_create, sap_destroy, sap_insert, sap_move, sap_remove, sap_find_pairs, sap_memory,
+    sap_create, sap_destroy, sap_insert, NULL, sap_remove, sap_find_pairs, sap_memory,
 };

@@ -81,11 +81,6 @@ static carom_status st_insert(void* state, const broad_world* world, int slot) {
     return sap_axes_insert(&st->axes, slot, &world->box[slot]);
 }
 
-static carom_status st_move(void* state, const broad_world* world, int slot, carom_aabb old_fat) {
-    (void)state, (void)world, (void)slot, (void)old_fat;
-    return CAROM_OK;
-}
-
 static void st_remove(void* state, const broad_world* world, int slot) {
     (void)world;
     spacetime* st = state;
@@ -367,5 +362,5 @@ static size_t st_memory(const void* state) {
 }
 
 const broad_ops broad_spacetime_ops = {
-    st_create, st_destroy, st_insert, st_move, st_remove, st_find_pairs, st_memory,
+    st_create, st_destroy, st_insert, NULL, st_remove, st_find_pairs, st_memory,
 };

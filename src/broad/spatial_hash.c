@@ -444,11 +444,6 @@ static carom_status hash_insert(void* state, const broad_world* world, int slot)
     return CAROM_OK;
 }
 
-static carom_status hash_move(void* state, const broad_world* world, int slot, carom_aabb old_fat) {
-    (void)state, (void)world, (void)slot, (void)old_fat;
-    return CAROM_OK;
-}
-
 static void hash_remove(void* state, const broad_world* world, int slot) {
     (void)state, (void)world, (void)slot;
 }
@@ -473,5 +468,5 @@ static size_t hash_memory(const void* state) {
 }
 
 const broad_ops broad_hash_ops = {
-    hash_create, hash_destroy, hash_insert, hash_move, hash_remove, hash_find_pairs, hash_memory,
+    hash_create, hash_destroy, hash_insert, NULL, hash_remove, hash_find_pairs, hash_memory,
 };

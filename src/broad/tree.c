@@ -773,18 +773,15 @@ static carom_status tree_create(const carom_broad_desc* desc, const broad_world*
     return CAROM_OK;
 }
 
-static carom_status tree_move(void* state, const broad_world* world, int slot,
-                              carom_aabb old_fat) {
-    (void)old_fat;  // the stored box is what matters
+static void tree_move(void* state, const broad_world* world, int slot) {
     tree_state* t = state;
     const carom_aabb* fat = &world->fat[slot];
-    if (!needs_reinsert(t, box_of(t, leaf_ref(slot)), fat)) return CAROM_OK;
+    if (!needs_reinsert(t, box_of(t, leaf_ref(slot)), fat)) return;
     // Detaching frees the node that attaching takes, so this cannot fail.
     detach(t, slot);
     carom_aabb box = enlarge(fat, t->margin);
     attach(t, slot, &box);
     mark_fresh(t, slot);
-    return CAROM_OK;
 }
 
 static void tree_remove(void* state, const broad_world* world, int slot) {
