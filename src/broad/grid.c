@@ -307,14 +307,15 @@ static carom_status centre_fill(grid* g, const broad_world* w) {
     return CAROM_OK;
 }
 
-// The boxes in entry order: sequential writes, reads of the fat boxes in
-// cell order (which is random in slot order but touches a smaller array than
-// scattering the boxes themselves would).
-// The runs of centre_pairs read up to CENTRE_CHUNK - 1 boxes past the end
-// of the entries (and discard what they find there), so the array carries
-// that many zero boxes after them.
+// The runs of the sparse centre_pairs read up to CENTRE_CHUNK - 1 boxes past
+// the end of the entries (and discard what they find there), so the boxes
+// carry that many zero boxes after them.
 enum { CENTRE_CHUNK = 4 };
 
+// The boxes in entry order: sequential writes, reads of the fat boxes in
+// cell order (which is random in slot order, but cheaper than scattering
+// the boxes themselves in the sort: random writes of whole boxes cost more
+// than random reads of them, measured).
 static bool centre_gather(grid* g, const broad_world* w) {
     int n = g->entry_count;
     if (!broad_reserve((void**)&g->boxes, &g->boxes_capacity, n + CENTRE_CHUNK, sizeof(grid_box)))
