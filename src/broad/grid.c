@@ -84,10 +84,10 @@ typedef struct grid {
     // tagged with the value's lowest-cell axes.
     grid_box* boxes;
     int boxes_capacity;
-    // Centre cell, dense keys: a block of candidate entry pairs, first and
-    // second entries (centre_pairs_dense).
+    // Centre cell: a block of candidate entry pairs (centre_pairs).
     int* block;
     int block_capacity;
+    int block_half;  // first entries in [0, half), second in [half, 2 half)
     grid_big big;
 
     // Updates that change few boxes reuse the last rebuild's cells and the
@@ -307,24 +307,17 @@ static carom_status centre_fill(grid* g, const broad_world* w) {
     return CAROM_OK;
 }
 
-// The runs of the sparse centre_pairs read up to CENTRE_CHUNK - 1 boxes past
-// the end of the entries (and discard what they find there), so the boxes
-// carry that many zero boxes after them.
-enum { CENTRE_CHUNK = 4 };
-
 // The boxes in entry order: sequential writes, reads of the fat boxes in
 // cell order (which is random in slot order, but cheaper than scattering
 // the boxes themselves in the sort: random writes of whole boxes cost more
 // than random reads of them, measured).
 static bool centre_gather(grid* g, const broad_world* w) {
     int n = g->entry_count;
-    if (!broad_reserve((void**)&g->boxes, &g->boxes_capacity, n + CENTRE_CHUNK, sizeof(grid_box)))
-        return false;
+    if (!broad_reserve((void**)&g->boxes, &g->boxes_capacity, n, sizeof(grid_box))) return false;
     for (int i = 0; i < n; i++) {
         int s = (int)g->values[i];
         g->boxes[i] = grid_box_make(&w->fat[s], s);
     }
-    memset(g->boxes + n, 0, CENTRE_CHUNK * sizeof(grid_box));
     return true;
 }
 
@@ -344,32 +337,9 @@ static void centre_offsets(const grid* g, uint32_t offset[CENTRE_RANGES],
     }
 }
 
-// Writes the pairs of `a` with the overlapping boxes of [from, to) from
-// `at` on; returns the new end. The runs are short (one or two boxes on
-// average) and of random length, so a loop over them mispredicts its exit,
-// and the test its outcome, about once per run. Instead boxes are tested
-// CENTRE_CHUNK at a time, every one written and the end advanced by the
-// outcome, and those past `to` masked out: no branch depends on the data
-// except the rare second chunk. The caller makes room for one pair more
-// than can be found; the boxes array is padded (centre_gather).
-static inline broad_pair* centre_test_run(const grid_box* a, const grid_box* boxes, int from,
-                                          int to, broad_pair* at) {
-    const int sa = grid_box_slot(a);
-    int j = from;
-    do {
-        for (int k = 0; k < CENTRE_CHUNK; k++) {
-            const grid_box* b = &boxes[j + k];
-            const int sb = grid_box_slot(b);
-            *at = (broad_pair){sa < sb ? sa : sb, sa < sb ? sb : sa, -1.0f};
-            at += grid_box_overlap(a, b) & (j + k < to);
-        }
-        j += CENTRE_CHUNK;
-    } while (j < to);
-    return at;
-}
-
-// Candidate entry pairs gathered before centre_pairs_dense tests them: a
-// block small enough to stay in the first-level cache.
+// Candidate entry pairs gathered before centre_pairs tests them: a block
+// small enough to stay in the first-level cache (larger only when one
+// entry alone has more candidates).
 enum { CENTRE_BLOCK = 2048 };
 
 // Tests the candidate entry pairs (first[k], second[k]) for k < count and
@@ -415,87 +385,93 @@ static inline void centre_block_append(int* first, int* second, int* count, int 
     *count += to - from;
 }
 
-// Each occupied cell with itself and its neighbours of larger key.
+// Tests the block's `*count` candidates and empties it. False when out of
+// memory.
+static bool centre_block_flush(grid* g, int* count, broad_pairs* out) {
+    if (*count == 0) return true;
+    if (!broad_reserve((void**)&out->items, &out->capacity, out->count + *count + 1,
+                       sizeof(broad_pair)))
+        return false;
+    centre_test_block(g->boxes, g->block, g->block + g->block_half, *count, out);
+    *count = 0;
+    return true;
+}
+
+// Lists entry i against the entries of its five runs [e0[r], e1[r]),
+// testing the block first when they would overflow it, and growing it when
+// they alone would. False when out of memory.
+static bool centre_block_add(grid* g, int* count, int i, const int e0[CENTRE_RANGES],
+                             const int e1[CENTRE_RANGES], broad_pairs* out) {
+    int64_t reach = 0;
+    for (int r = 0; r < CENTRE_RANGES; r++) reach += e1[r] - e0[r];
+    if (*count + reach > g->block_half - CENTRE_APPEND) {
+        if (!centre_block_flush(g, count, out)) return false;
+        if (reach > g->block_half - CENTRE_APPEND) {
+            int64_t half = reach + CENTRE_APPEND > CENTRE_BLOCK ? reach + CENTRE_APPEND : CENTRE_BLOCK;
+            // The halves move apart: the block is empty here.
+            if (2 * half > INT32_MAX ||
+                !broad_reserve((void**)&g->block, &g->block_capacity, (int)(2 * half), sizeof(int)))
+                return false;
+            g->block_half = (int)half;
+        }
+    }
+    int* firsts = g->block;
+    int* seconds = g->block + g->block_half;
+    // Written out: a loop of five mispredicts its exit in some builds.
+    _Static_assert(CENTRE_RANGES == 5, "one append per range");
+    centre_block_append(firsts, seconds, count, i, e0[0], e1[0]);
+    centre_block_append(firsts, seconds, count, i, e0[1], e1[1]);
+    centre_block_append(firsts, seconds, count, i, e0[2], e1[2]);
+    centre_block_append(firsts, seconds, count, i, e0[3], e1[3]);
+    centre_block_append(firsts, seconds, count, i, e0[4], e1[4]);
+    return true;
+}
+
+// Each occupied cell with itself and its neighbours of larger key. An
+// entry's first run is the rest of its cell and the next cell on x, as the
+// next cell's entries follow the cell's in key order; the other four are
+// the rows of the neighbouring cells. Runs hold one or two boxes on
+// average, in random number: a loop per run, or per entry, would mispredict
+// its exit about once per run, or per entry. So the runs' entry pairs are
+// listed, without branches, for a block of entries, and the block is tested
+// in one loop (centre_test_block).
 //
-// With dense keys (the counting sort's `first`), each entry finds its
-// ranges directly, without a loop over cells. The rest of the entry's cell
-// and the next cell on x are one run, as the next cell's entries follow the
-// cell's in key order (first[key + 2] ends it, empty or not). Runs hold one
-// or two boxes on average, in random number: a loop per run, or per entry,
-// would mispredict its exit about once per run, or per entry. So the runs'
-// entry pairs are listed, without branches, for a block of entries, and the
-// block is tested in one loop (centre_test_block).
+// With dense keys (the counting sort's `first`), each entry finds its runs
+// directly, without a loop over cells; first[key + 2] ends its first run,
+// whether the next cell is empty or not.
 static bool centre_pairs_dense(grid* g, broad_pairs* out) {
     const uint32_t* keys = g->keys;
     const int* first = g->first;
     uint32_t offset[CENTRE_RANGES], width[CENTRE_RANGES];
     centre_offsets(g, offset, width);
-    const int n = g->entry_count;
-    int capacity = CENTRE_BLOCK;
     int count = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < g->entry_count; i++) {
         const uint32_t key = keys[i];
         int e0[CENTRE_RANGES], e1[CENTRE_RANGES];
         e0[0] = i + 1;
         e1[0] = first[key + 2];
-        int64_t reach = e1[0] - e0[0];
         for (int r = 1; r < CENTRE_RANGES; r++) {
             e0[r] = first[key + offset[r]];
             e1[r] = first[key + offset[r] + width[r] + 1];
-            reach += e1[r] - e0[r];
         }
-        // Test the block when this entry's candidates would overflow it; a
-        // crowded cell may need a larger block (up to n entries per entry).
-        if (count + reach > capacity - CENTRE_APPEND) {
-            if (count > 0) {
-                if (!broad_reserve((void**)&out->items, &out->capacity, out->count + count + 1,
-                                   sizeof(broad_pair)))
-                    return false;
-                centre_test_block(g->boxes, g->block, g->block + g->block_capacity / 2, count,
-                                  out);
-            }
-            count = 0;
-            if (reach > capacity - CENTRE_APPEND) capacity = (int)reach + CENTRE_APPEND;
-        }
-        if (g->block_capacity < 2 * capacity) {
-            int want = 2 * capacity;
-            // The block's two halves move apart when it grows: empty here.
-            if (!broad_reserve((void**)&g->block, &g->block_capacity, want, sizeof(int)))
-                return false;
-            g->block_capacity = want;
-        }
-        int* firsts = g->block;
-        int* seconds = g->block + g->block_capacity / 2;
-        // Written out: a loop of five mispredicts its exit in some builds.
-        _Static_assert(CENTRE_RANGES == 5, "one append per range");
-        centre_block_append(firsts, seconds, &count, i, e0[0], e1[0]);
-        centre_block_append(firsts, seconds, &count, i, e0[1], e1[1]);
-        centre_block_append(firsts, seconds, &count, i, e0[2], e1[2]);
-        centre_block_append(firsts, seconds, &count, i, e0[3], e1[3]);
-        centre_block_append(firsts, seconds, &count, i, e0[4], e1[4]);
+        if (!centre_block_add(g, &count, i, e0, e1, out)) return false;
     }
-    if (count == 0) return true;
-    if (!broad_reserve((void**)&out->items, &out->capacity, out->count + count + 1,
-                       sizeof(broad_pair)))
-        return false;
-    centre_test_block(g->boxes, g->block, g->block + g->block_capacity / 2, count, out);
-    return true;
+    return centre_block_flush(g, &count, out);
 }
 
 // Sparse keys: each range's two ends are pointers into the occupied cells
 // that only move forward, as the keys grow.
-static bool centre_pairs_sparse(const grid* g, broad_pairs* out) {
+static bool centre_pairs_sparse(grid* g, broad_pairs* out) {
     const uint32_t* keys = g->cell_keys;
     const int* st = g->cell_starts;
-    const grid_box* boxes = g->boxes;
     int m = g->cell_count;
     uint32_t offset[CENTRE_RANGES], width[CENTRE_RANGES];
     centre_offsets(g, offset, width);
     int at[CENTRE_RANGES] = {0}, end[CENTRE_RANGES] = {0};
+    int count = 0;
     for (int u = 0; u < m; u++) {
         const int s0 = st[u], s1 = st[u + 1];
         int e0[CENTRE_RANGES], e1[CENTRE_RANGES];
-        int64_t reach = 0;
         for (int r = 0; r < CENTRE_RANGES; r++) {
             uint32_t k0 = keys[u] + offset[r], k1 = k0 + width[r];
             while (at[r] < m && keys[at[r]] < k0) at[r]++;
@@ -503,28 +479,17 @@ static bool centre_pairs_sparse(const grid* g, broad_pairs* out) {
             while (end[r] < m && keys[end[r]] <= k1) end[r]++;
             e0[r] = st[at[r]];
             e1[r] = st[end[r]];
-            reach += e1[r] - e0[r];
         }
-        // Every box of the cell may meet every box in reach and in the
-        // cell; one more, as centre_test_run writes ahead.
-        int64_t most = (int64_t)(s1 - s0) * (reach + (s1 - s0)) + 1;
-        if (most > INT32_MAX - out->count ||
-            !broad_reserve((void**)&out->items, &out->capacity, out->count + (int)most,
-                           sizeof(broad_pair)))
-            return false;
         // The next cell on x starts where this one ends when it is occupied;
         // when it is empty its range is empty.
         const int next_end = e1[0] > e0[0] ? e1[0] : s1;
-        broad_pair* at_pair = out->items + out->count;
         for (int i = s0; i < s1; i++) {
-            const grid_box a = boxes[i];
-            at_pair = centre_test_run(&a, boxes, i + 1, next_end, at_pair);
-            for (int r = 1; r < CENTRE_RANGES; r++)
-                at_pair = centre_test_run(&a, boxes, e0[r], e1[r], at_pair);
+            e0[0] = i + 1;
+            e1[0] = next_end;
+            if (!centre_block_add(g, &count, i, e0, e1, out)) return false;
         }
-        out->count = (int)(at_pair - out->items);
     }
-    return true;
+    return centre_block_flush(g, &count, out);
 }
 
 static bool centre_pairs(grid* g, broad_pairs* out) {
