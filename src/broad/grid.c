@@ -85,7 +85,7 @@ typedef struct grid {
     grid_box* boxes;
     int boxes_capacity;
     // Centre cell: a block of candidate entry pairs (centre_pairs).
-    int* block;
+    uint32_t* block;
     int block_capacity;
     int block_half;  // first entries in [0, half), second in [half, 2 half)
     grid_big big;
@@ -313,11 +313,15 @@ static carom_status centre_fill(grid* g, const broad_world* w) {
 // than random reads of them, measured).
 static bool centre_gather(grid* g, const broad_world* w) {
     int n = g->entry_count;
-    if (!broad_reserve((void**)&g->boxes, &g->boxes_capacity, n, sizeof(grid_box))) return false;
+    if (!broad_reserve((void**)&g->boxes, &g->boxes_capacity, n + 1, sizeof(grid_box)))
+        return false;
     for (int i = 0; i < n; i++) {
         int s = (int)g->values[i];
         g->boxes[i] = grid_box_make(&w->fat[s], s);
     }
+    // The sentinel the pair tests pad with: empty, it meets no box.
+    g->boxes[n].lo = (f4){INFINITY, INFINITY, INFINITY, 0.0f};
+    g->boxes[n].hi = (f4){-INFINITY, -INFINITY, -INFINITY, 0.0f};
     return true;
 }
 
@@ -339,50 +343,65 @@ static void centre_offsets(const grid* g, uint32_t offset[CENTRE_RANGES],
 
 // Candidate entry pairs gathered before centre_pairs tests them: a block
 // small enough to stay in the first-level cache (larger only when one
-// entry alone has more candidates).
+// entry alone has more candidates). It holds the entries' byte offsets
+// into g->boxes, so that the tests load without scaling an index (a box
+// is 32 bytes, beyond what an address scales by): CAROM_BROAD_MAX_PROXIES
+// boxes and the sentinel after them span at most 2^31 bytes.
 enum { CENTRE_BLOCK = 2048 };
+typedef uint32_t u4 __attribute__((vector_size(16)));
+_Static_assert((uint64_t)(CAROM_BROAD_MAX_PROXIES + 1) * sizeof(grid_box) <= UINT32_MAX,
+               "box offsets fit 32 bits");
 
-// Tests the candidate entry pairs (first[k], second[k]) for k < count and
+static inline uint32_t centre_offset(int entry) { return (uint32_t)entry * sizeof(grid_box); }
+
+static inline const grid_box* centre_box(const grid_box* boxes, uint32_t offset) {
+    return (const grid_box*)(const void*)((const char*)boxes + offset);
+}
+
+// Tests the candidate pairs (first[k], second[k]) for k < count and
 // appends the overlapping ones, with room made for one more than count. One
 // loop over many entries' candidates: its exit is predictable where a loop
 // per entry's few candidates would mispredict once per entry. Four at a
-// time, the last four masked: the lists have room for CENTRE_APPEND more,
-// and the first 4 of them are set to entry 0 here.
-static void centre_test_block(const grid_box* boxes, int* first, int* second, int count,
-                              broad_pairs* out) {
-    for (int k = count; k < count + 4; k++) first[k] = second[k] = 0;
+// time: up to three past count are set to the sentinel box after the
+// entries (g->boxes[entry_count]), which meets nothing, so no lane needs a
+// mask; the lists have room for CENTRE_APPEND more.
+static void centre_test_block(const grid_box* boxes, uint32_t sentinel, uint32_t* first,
+                              uint32_t* second, int count, broad_pairs* out) {
+    for (int k = count; k < count + 4; k++) first[k] = second[k] = sentinel;
     broad_pair* at = out->items + out->count;
     for (int k = 0; k < count; k += 4) {
         for (int u = 0; u < 4; u++) {
-            const grid_box* a = &boxes[first[k + u]];
-            const grid_box* b = &boxes[second[k + u]];
-            const int sa = grid_box_slot(a), sb = grid_box_slot(b);
-            *at = (broad_pair){sa < sb ? sa : sb, sa < sb ? sb : sa, -1.0f};
-            at += grid_box_overlap(a, b) & (k + u < count);
+            const grid_box* a = centre_box(boxes, first[k + u]);
+            const grid_box* b = centre_box(boxes, second[k + u]);
+            *at = (broad_pair){grid_box_slot(a), grid_box_slot(b), -1.0f};
+            at += grid_box_overlap(a, b);
         }
     }
     out->count = (int)(at - out->items);
 }
 
 // Appends entry i paired with each of the entries [from, to): eight
-// written at once whatever the length (the next append, or the tests' mask,
-// covers the excess), the rest, rarely, one by one. A run holds more than
-// four boxes often enough that a loop from four on would mispredict.
+// written at once whatever the length (the next append, or the tests'
+// sentinel, covers the excess), the rest, rarely, one by one. A run holds
+// more than four boxes often enough that a loop from four on would
+// mispredict.
 enum { CENTRE_APPEND = 8 };
 
-static inline void centre_block_append(int* first, int* second, int* count, int i, int from,
-                                       int to) {
-    const i4 lane = {0, 1, 2, 3};
-    const i4 self = {i, i, i, i}, low = lane + from, high = lane + (from + 4);
-    memcpy(first + *count, &self, sizeof self);
-    memcpy(first + *count + 4, &self, sizeof self);
-    memcpy(second + *count, &low, sizeof low);
-    memcpy(second + *count + 4, &high, sizeof high);
+static inline int centre_block_append(uint32_t* first, uint32_t* second, int count, int i,
+                                      int from, int to) {
+    const u4 size = {sizeof(grid_box), sizeof(grid_box), sizeof(grid_box), sizeof(grid_box)};
+    const u4 lane = (u4){0, 1, 2, 3} * size;
+    const u4 self = (u4){1, 1, 1, 1} * centre_offset(i);
+    const u4 low = lane + centre_offset(from), high = low + 4 * size;
+    memcpy(first + count, &self, sizeof self);
+    memcpy(first + count + 4, &self, sizeof self);
+    memcpy(second + count, &low, sizeof low);
+    memcpy(second + count + 4, &high, sizeof high);
     for (int e = from + CENTRE_APPEND; e < to; e++) {
-        first[*count + (e - from)] = i;
-        second[*count + (e - from)] = e;
+        first[count + (e - from)] = centre_offset(i);
+        second[count + (e - from)] = centre_offset(e);
     }
-    *count += to - from;
+    return count + (to - from);
 }
 
 // Tests the block's `*count` candidates and empties it. False when out of
@@ -392,38 +411,47 @@ static bool centre_block_flush(grid* g, int* count, broad_pairs* out) {
     if (!broad_reserve((void**)&out->items, &out->capacity, out->count + *count + 1,
                        sizeof(broad_pair)))
         return false;
-    centre_test_block(g->boxes, g->block, g->block + g->block_half, *count, out);
+    centre_test_block(g->boxes, centre_offset(g->entry_count), g->block, g->block + g->block_half,
+                      *count, out);
     *count = 0;
     return true;
 }
 
+// Tests the block when `reach` more candidates would overflow it, and
+// grows it when they alone would. False when out of memory.
+static bool centre_block_make_room(grid* g, int* count, int64_t reach, broad_pairs* out) {
+    if (!centre_block_flush(g, count, out)) return false;
+    if (reach <= g->block_half - CENTRE_APPEND) return true;
+    int64_t half = reach + CENTRE_APPEND > CENTRE_BLOCK ? reach + CENTRE_APPEND : CENTRE_BLOCK;
+    // The halves move apart: the block is empty here.
+    if (2 * half > INT32_MAX ||
+        !broad_reserve((void**)&g->block, &g->block_capacity, (int)(2 * half), sizeof(uint32_t)))
+        return false;
+    g->block_half = (int)half;
+    return true;
+}
+
 // Lists entry i against the entries of its five runs [e0[r], e1[r]),
-// testing the block first when they would overflow it, and growing it when
-// they alone would. False when out of memory.
-static bool centre_block_add(grid* g, int* count, int i, const int e0[CENTRE_RANGES],
-                             const int e1[CENTRE_RANGES], broad_pairs* out) {
+// making room first when they would overflow the block. False when out of
+// memory. Inline, with the count in a register: it runs once per entry.
+static inline bool centre_block_add(grid* g, int* count, int i, const int e0[CENTRE_RANGES],
+                                    const int e1[CENTRE_RANGES], broad_pairs* out) {
     int64_t reach = 0;
     for (int r = 0; r < CENTRE_RANGES; r++) reach += e1[r] - e0[r];
-    if (*count + reach > g->block_half - CENTRE_APPEND) {
-        if (!centre_block_flush(g, count, out)) return false;
-        if (reach > g->block_half - CENTRE_APPEND) {
-            int64_t half = reach + CENTRE_APPEND > CENTRE_BLOCK ? reach + CENTRE_APPEND : CENTRE_BLOCK;
-            // The halves move apart: the block is empty here.
-            if (2 * half > INT32_MAX ||
-                !broad_reserve((void**)&g->block, &g->block_capacity, (int)(2 * half), sizeof(int)))
-                return false;
-            g->block_half = (int)half;
-        }
-    }
-    int* firsts = g->block;
-    int* seconds = g->block + g->block_half;
+    if (*count + reach > g->block_half - CENTRE_APPEND &&
+        !centre_block_make_room(g, count, reach, out))
+        return false;
+    uint32_t* firsts = g->block;
+    uint32_t* seconds = g->block + g->block_half;
     // Written out: a loop of five mispredicts its exit in some builds.
     _Static_assert(CENTRE_RANGES == 5, "one append per range");
-    centre_block_append(firsts, seconds, count, i, e0[0], e1[0]);
-    centre_block_append(firsts, seconds, count, i, e0[1], e1[1]);
-    centre_block_append(firsts, seconds, count, i, e0[2], e1[2]);
-    centre_block_append(firsts, seconds, count, i, e0[3], e1[3]);
-    centre_block_append(firsts, seconds, count, i, e0[4], e1[4]);
+    int at = *count;
+    at = centre_block_append(firsts, seconds, at, i, e0[0], e1[0]);
+    at = centre_block_append(firsts, seconds, at, i, e0[1], e1[1]);
+    at = centre_block_append(firsts, seconds, at, i, e0[2], e1[2]);
+    at = centre_block_append(firsts, seconds, at, i, e0[3], e1[3]);
+    at = centre_block_append(firsts, seconds, at, i, e0[4], e1[4]);
+    *count = at;
     return true;
 }
 
@@ -976,7 +1004,7 @@ static size_t grid_bytes(const grid* g) {
                   (size_t)g->stale_slots_capacity;
     return sizeof *g + words * sizeof(uint32_t) + ints * sizeof(int) +
            (size_t)g->boxes_capacity * sizeof(grid_box) +
-           (size_t)g->block_capacity * sizeof(int) +
+           (size_t)g->block_capacity * sizeof(uint32_t) +
            (size_t)g->last.capacity * sizeof(broad_pair) + broad_grid_big_memory(&g->big) +
            broad_grid_big_memory(&g->sweep) + (g->child ? grid_bytes(g->child) : 0) +
            (size_t)g->child_fat_capacity * sizeof(carom_aabb) + (size_t)g->child_state_capacity +
