@@ -108,6 +108,10 @@ typedef struct impl {
     broad_lower_bound* lb;
     int* out;  // peers' pair buffer, 2 ints per pair
     int out_capacity;
+    // carom: one frame's moves, handed over in one carom_broad_move_many.
+    int* move_ids;
+    carom_aabb* move_boxes;
+    vec3s* move_displacements;
     double* pass_ns;
     size_t bytes;
     long long pairs, candidates;  // summed over the checked frames
@@ -179,6 +183,9 @@ static void impl_create(impl* im, const frames* fr, const bench_broad_scene* bs)
                     fail("carom_broad_insert");
             }
             if (carom_broad_update(&im->broad, NULL) != CAROM_OK) fail("carom_broad_update");
+            im->move_ids = xmalloc(sizeof *im->move_ids * (size_t)(fr->n + 1));
+            im->move_boxes = xmalloc(sizeof *im->move_boxes * (size_t)(fr->n + 1));
+            im->move_displacements = xmalloc(sizeof *im->move_displacements * (size_t)(fr->n + 1));
             break;
         }
         case IMPL_BULLET:
@@ -211,6 +218,9 @@ static void impl_destroy(impl* im) {
     bench_broad_fcl_destroy(im->fcl);
     broad_lower_bound_destroy(im->lb);
     free(im->out);
+    free(im->move_ids);
+    free(im->move_boxes);
+    free(im->move_displacements);
     free(im->pass_ns);
 }
 
@@ -233,8 +243,13 @@ static void impl_step(impl* im, const frames* fr, int f, bool backward, carom_br
                         d = (vec3s){{-d.x, -d.y, -d.z}};
                     }
                 }
-                (void)carom_broad_move(&im->broad, i, box, d);
+                im->move_ids[m] = i;
+                im->move_boxes[m] = box;
+                im->move_displacements[m] = d;
             }
+            if (carom_broad_move_many(&im->broad, fr->mover_count, im->move_ids, im->move_boxes,
+                                      im->move_displacements, NULL) != CAROM_OK)
+                fail("carom_broad_move_many");
             if (carom_broad_update(&im->broad, stats) != CAROM_OK) fail("carom_broad_update");
             im->sink += (uint32_t)carom_broad_pair_list(&im->broad).count;
             break;

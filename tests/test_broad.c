@@ -203,9 +203,20 @@ static void run_scene(ref_broad_scene_kind kind, int n, double moving, double st
         ref_broad_list_free(&ref);
 
         ref_broad_scene_advance(&scene, 0.3);
+        // Every other frame the moves go in one carom_broad_move_many call,
+        // after the removes and inserts.
+        const bool batch = f % 2 == 1;
+        int batch_count = 0;
         for (int i = 0; i < n; i++) {
             bool leave = f % 3 == 1 && !out[i] && (i * 7 + f) % 41 == 0;
             bool back = f % 3 == 2 && out[i];
+            bool move = !leave && !back && !out[i] && scene.roles[i] != REF_ROLE_STATIC;
+            if (move && batch) {
+                present_ids[batch_count] = scene.ids[i];
+                present_boxes[batch_count] = scene.boxes[i];
+                present_moves[batch_count++] = scene.displacements[i];
+                continue;
+            }
             for (int c = 0; c < CONFIG_COUNT; c++) {
                 carom_broad* b = &broads[c];
                 if (leave) {
@@ -214,7 +225,7 @@ static void run_scene(ref_broad_scene_kind kind, int n, double moving, double st
                     assert_int_equal(carom_broad_insert(b, scene.ids[i], scene.boxes[i],
                                                         scene.displacements[i]),
                                      CAROM_OK);
-                } else if (!out[i] && scene.roles[i] != REF_ROLE_STATIC) {
+                } else if (move) {
                     assert_int_equal(carom_broad_move(b, scene.ids[i], scene.boxes[i],
                                                       scene.displacements[i]),
                                      CAROM_OK);
@@ -222,6 +233,13 @@ static void run_scene(ref_broad_scene_kind kind, int n, double moving, double st
             }
             if (leave) out[i] = true;
             if (back) out[i] = false;
+        }
+        for (int c = 0; batch && c < CONFIG_COUNT; c++) {
+            int applied = -1;
+            assert_int_equal(carom_broad_move_many(&broads[c], batch_count, present_ids,
+                                                   present_boxes, present_moves, &applied),
+                             CAROM_OK);
+            assert_int_equal(applied, batch_count);
         }
     }
     for (int c = 0; c < CONFIG_COUNT; c++) {
@@ -591,6 +609,71 @@ static void test_bad_proxies_change_nothing(void** state) {
 
 // Ids equal to slot numbers take a shortcut past the id map; a slot that
 // held the id before, or holds another id now, must not fool it.
+// carom_broad_move_many applies moves in order up to the first that fails,
+// says how many it applied, and treats NULL displacements as zero.
+static void test_move_many(void** state) {
+    (void)state;
+    carom_aabb world = box3(-100, -100, -100, 100, 100, 100);
+    for (int c = 0; c < CONFIG_COUNT; c++) {
+        carom_broad broad;
+        carom_broad_desc d = config_desc(c, world);
+        assert_int_equal(carom_broad_create(&d, &broad), CAROM_OK);
+        assert_int_equal(carom_broad_insert(&broad, 1, box3(0, 0, 0, 1, 1, 1), still), CAROM_OK);
+        assert_int_equal(carom_broad_insert(&broad, 2, box3(5, 0, 0, 6, 1, 1), still), CAROM_OK);
+        int applied = -1;
+        assert_int_equal(carom_broad_move_many(&broad, 0, NULL, NULL, NULL, &applied), CAROM_OK);
+        assert_int_equal(applied, 0);
+
+        // Id 9 is unknown: id 1 moves onto id 2, which then stays put.
+        int ids[] = {1, 9, 2};
+        carom_aabb boxes[] = {box3(4, 0, 0, 5.5f, 1, 1), box3(0, 0, 0, 1, 1, 1),
+                              box3(40, 0, 0, 41, 1, 1)};
+        vec3s moves[] = {still, still, still};
+        assert_int_equal(carom_broad_move_many(&broad, 3, ids, boxes, moves, &applied),
+                         CAROM_ERR_UNKNOWN_ID);
+        assert_int_equal(applied, 1);
+        assert_int_equal(carom_broad_update(&broad, NULL), CAROM_OK);
+        carom_broad_pairs p = carom_broad_pair_list(&broad);
+        assert_int_equal(p.count, 1);
+        assert_int_equal(p.items[0].a, 1);
+        assert_int_equal(p.items[0].b, 2);
+
+        // A bad box second: id 2 moves away, id 1 keeps its box.
+        int ids2[] = {2, 1};
+        carom_aabb boxes2[] = {box3(40, 0, 0, 41, 1, 1), box3(NAN, 0, 0, 1, 1, 1)};
+        assert_int_equal(carom_broad_move_many(&broad, 2, ids2, boxes2, NULL, &applied),
+                         CAROM_ERR_INVALID_ARG);
+        assert_int_equal(applied, 1);
+        assert_int_equal(carom_broad_update(&broad, NULL), CAROM_OK);
+        assert_int_equal(carom_broad_pair_list(&broad).count, 0);
+
+        // No displacements: still boxes, met at time 0; no `applied` asked.
+        carom_aabb boxes3[] = {box3(40.5f, 0, 0, 42, 1, 1), box3(39, 0, 0, 41, 1, 1)};
+        assert_int_equal(carom_broad_move_many(&broad, 2, ids2, boxes3, NULL, NULL),
+                         CAROM_OK);
+        assert_int_equal(carom_broad_update(&broad, NULL), CAROM_OK);
+        p = carom_broad_pair_list(&broad);
+        assert_int_equal(p.count, 1);
+        assert_true(p.items[0].time == 0.0f);
+
+        // Bad calls apply nothing.
+        assert_int_equal(carom_broad_move_many(&broad, -1, ids, boxes, moves, &applied),
+                         CAROM_ERR_INVALID_ARG);
+        assert_int_equal(applied, 0);
+        assert_int_equal(carom_broad_move_many(&broad, 1, NULL, boxes, moves, &applied),
+                         CAROM_ERR_INVALID_ARG);
+        assert_int_equal(carom_broad_move_many(&broad, 1, ids, NULL, moves, &applied),
+                         CAROM_ERR_INVALID_ARG);
+        assert_int_equal(applied, 0);
+        carom_broad_destroy(&broad);
+    }
+    carom_broad zero = {0};
+    int id = 1;
+    carom_aabb box = box3(0, 0, 0, 1, 1, 1);
+    assert_int_equal(carom_broad_move_many(NULL, 1, &id, &box, NULL, NULL), CAROM_ERR_INVALID_ARG);
+    assert_int_equal(carom_broad_move_many(&zero, 1, &id, &box, NULL, NULL), CAROM_ERR_INVALID_ARG);
+}
+
 static void test_ids_that_were_slots(void** state) {
     (void)state;
     carom_aabb world = box3(-10, -10, -10, 10, 10, 10);
@@ -804,6 +887,7 @@ int main(void) {
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_create_rejects_bad_descriptions),
         cmocka_unit_test(test_bad_proxies_change_nothing),
+        cmocka_unit_test(test_move_many),
         cmocka_unit_test(test_ids_that_were_slots),
         cmocka_unit_test(test_all_at_one_point),
         cmocka_unit_test(test_outside_the_grid_world),

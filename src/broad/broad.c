@@ -354,21 +354,44 @@ carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3
     return CAROM_OK;
 }
 
-carom_status carom_broad_move(carom_broad* broad, int id, carom_aabb box, vec3s displacement) {
-    if (!broad || !broad->data) return CAROM_ERR_INVALID_ARG;
-    if (!proxy_is_valid(&box, displacement)) return CAROM_ERR_INVALID_ARG;
-    carom_broad_data* data = broad->data;
+// One move, validated; both move calls share it.
+static inline carom_status move_proxy(carom_broad_data* data, int id, const carom_aabb* box,
+                                      vec3s displacement) {
+    if (!proxy_is_valid(box, displacement)) return CAROM_ERR_INVALID_ARG;
     broad_world* w = &data->world;
     int slot = slot_of(data, id);
     if (slot < 0) return CAROM_ERR_UNKNOWN_ID;
 
-    w->box[slot] = box;
+    w->box[slot] = *box;
     w->motion[slot] = displacement;
-    w->fat[slot] = fat_box(box, displacement);
+    w->fat[slot] = fat_box(*box, displacement);
     w->state[slot] = (uint8_t)((w->state[slot] & ~BROAD_SLOT_STILL) | motion_bits(displacement));
     if (data->ops->move) data->ops->move(data->state, w, slot);
     mark_moved(w, slot);
     return CAROM_OK;
+}
+
+carom_status carom_broad_move(carom_broad* broad, int id, carom_aabb box, vec3s displacement) {
+    if (!broad || !broad->data) return CAROM_ERR_INVALID_ARG;
+    return move_proxy(broad->data, id, &box, displacement);
+}
+
+carom_status carom_broad_move_many(carom_broad* broad, int count, const int* ids,
+                                   const carom_aabb* boxes, const vec3s* displacements,
+                                   int* applied) {
+    if (applied) *applied = 0;
+    if (!broad || !broad->data || count < 0 || (count > 0 && (!ids || !boxes)))
+        return CAROM_ERR_INVALID_ARG;
+    carom_broad_data* data = broad->data;
+    const vec3s still = {{0.0f, 0.0f, 0.0f}};
+    int i = 0;
+    carom_status status = CAROM_OK;
+    for (; i < count; i++) {
+        status = move_proxy(data, ids[i], &boxes[i], displacements ? displacements[i] : still);
+        if (status != CAROM_OK) break;
+    }
+    if (applied) *applied = i;
+    return status;
 }
 
 carom_status carom_broad_remove(carom_broad* broad, int id) {
