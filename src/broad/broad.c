@@ -298,18 +298,22 @@ static int slot_of(const carom_broad_data* data, int id) {
     return e ? (int)e->value : -1;
 }
 
-// carom_aabb_is_valid and carom_vec3_is_valid in one vector test: every
-// move pays it, and the answer is almost always yes.
-static inline bool proxy_is_valid(const carom_aabb* b, vec3s d) {
-    const f4 lo = f4_from(b->min), hi = f4_from(b->max), m = {CAROM_MAX_COORDINATE,
-                  CAROM_MAX_COORDINATE, CAROM_MAX_COORDINATE, CAROM_MAX_COORDINATE};
+// carom_aabb_is_valid and carom_vec3_is_valid in one vector test, on a
+// box's corners and its displacement: every move pays it, and the answer is
+// almost always yes.
+static inline bool proxy_vectors_valid(f4 lo, f4 hi, f4 d) {
+    const f4 m = {CAROM_MAX_COORDINATE, CAROM_MAX_COORDINATE, CAROM_MAX_COORDINATE,
+                  CAROM_MAX_COORDINATE};
     // Positive tests, so that NaN fails them.
-    return i4_mask3((f4_abs(lo) <= m) & (f4_abs(hi) <= m) & (f4_abs(f4_from(d)) <= m) &
-                    (lo <= hi)) == 7;
+    return i4_mask3((f4_abs(lo) <= m) & (f4_abs(hi) <= m) & (f4_abs(d) <= m) & (lo <= hi)) == 7;
 }
 
-static inline uint8_t motion_bits(vec3s d) {
-    return i4_mask3(f4_from(d) == f4_zero()) == 7 ? BROAD_SLOT_STILL : 0;
+static inline bool proxy_is_valid(const carom_aabb* b, vec3s d) {
+    return proxy_vectors_valid(f4_from(b->min), f4_from(b->max), f4_from(d));
+}
+
+static inline uint8_t motion_bits(f4 d) {
+    return i4_mask3(d == f4_zero()) == 7 ? BROAD_SLOT_STILL : 0;
 }
 
 carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3s displacement) {
@@ -333,7 +337,7 @@ carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3
     w->motion[slot] = displacement;
     w->fat[slot] = fat_box(box, displacement);
     w->id[slot] = id;
-    w->state[slot] = BROAD_SLOT_ALIVE | motion_bits(displacement);
+    w->state[slot] = BROAD_SLOT_ALIVE | motion_bits(f4_from(displacement));
     w->moved_index[slot] = -1;
     if (fresh) w->slot_end++; else w->free_count--;
 
@@ -357,15 +361,18 @@ carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3
 // One move, validated; both move calls share it.
 static inline carom_status move_proxy(carom_broad_data* data, int id, const carom_aabb* box,
                                       vec3s displacement) {
-    if (!proxy_is_valid(box, displacement)) return CAROM_ERR_INVALID_ARG;
+    // In vectors once: the test, the fat box and the motion bits share them.
+    const f4 lo = f4_from(box->min), hi = f4_from(box->max), d = f4_from(displacement);
+    if (!proxy_vectors_valid(lo, hi, d)) return CAROM_ERR_INVALID_ARG;
     broad_world* w = &data->world;
     int slot = slot_of(data, id);
     if (slot < 0) return CAROM_ERR_UNKNOWN_ID;
 
     w->box[slot] = *box;
     w->motion[slot] = displacement;
-    w->fat[slot] = fat_box(*box, displacement);
-    w->state[slot] = (uint8_t)((w->state[slot] & ~BROAD_SLOT_STILL) | motion_bits(displacement));
+    const f4 end_lo = lo + d, end_hi = hi + d;
+    w->fat[slot] = (carom_aabb){f4_to(f4_select(lo < end_lo, lo, end_lo)), f4_to(f4_max(hi, end_hi))};
+    w->state[slot] = (uint8_t)((w->state[slot] & ~BROAD_SLOT_STILL) | motion_bits(d));
     if (data->ops->move) data->ops->move(data->state, w, slot);
     mark_moved(w, slot);
     return CAROM_OK;

@@ -73,7 +73,8 @@ typedef struct grid {
     int* first;
     int first_capacity;
     bool dense;
-    // Occupied cells in key order: key, first entry (cell_count + 1 starts).
+    // Occupied cells in key order: key, first entry (cell_count + 1 starts);
+    // not listed (cell_count 0) for the centre cell with dense keys.
     uint32_t* cell_keys;
     int cell_keys_capacity;
     int* cell_starts;
@@ -162,8 +163,10 @@ static double grid_cell_floor(double cell, double coord_max) {
 // conversion in range, and a clamped box lands in a border cell.
 static inline int grid_axis_cell(double x, double origin, double inv_cell, int n) {
     double t = (x - origin) * inv_cell;
-    if (!(t > 0.0)) return 0;
-    if (t >= (double)n) return n - 1;
+    // Selects rather than branches: a compare and a min or max each, where
+    // a box near a wall would make a branch unpredictable.
+    t = t > 0.0 ? t : 0.0;
+    t = t < (double)(n - 1) ? t : (double)(n - 1);
     return (int)t;
 }
 
@@ -173,9 +176,13 @@ static inline void grid_cell_of(const grid* g, double x, double y, double z, int
     c[2] = grid_axis_cell(z, g->origin[2], g->inv_cell, g->dims[2]);
 }
 
+static inline uint32_t grid_key_strided(int i, int j, int k, uint32_t stride_y,
+                                        uint32_t stride_z) {
+    return (uint32_t)(i + 1) + (uint32_t)(j + 1) * stride_y + (uint32_t)(k + 1) * stride_z;
+}
+
 static inline uint32_t grid_key(const grid* g, int i, int j, int k) {
-    return (uint32_t)(i + 1) + (uint32_t)(j + 1) * (uint32_t)g->stride_y +
-           (uint32_t)(k + 1) * (uint32_t)g->stride_z;
+    return grid_key_strided(i, j, k, (uint32_t)g->stride_y, (uint32_t)g->stride_z);
 }
 
 // ---- entries, sort, runs ------------------------------------------------------------
@@ -196,13 +203,16 @@ static inline void grid_swap(uint32_t** a, int* a_capacity, uint32_t** b, int* b
 }
 
 // Counting sort by key into the scratch arrays, which then swap in. Stable.
-static void grid_counting_sort(grid* g) {
+// Returns the sum over keys of their entry count squared (the occupancy).
+static double grid_counting_sort(grid* g) {
     int n = g->entry_count, end = g->key_end;
     int* first = g->first;
     // Counted two places up, summed, then advanced while placing: first[k]
     // ends as the first entry of key k.
     memset(first, 0, (size_t)(end + 2) * sizeof *first);
     for (int i = 0; i < n; i++) first[g->keys[i] + 2]++;
+    int64_t square_sum = 0;
+    for (int k = 2; k < end + 2; k++) square_sum += (int64_t)first[k] * first[k];
     for (int k = 1; k < end + 2; k++) first[k] += first[k - 1];
     for (int i = 0; i < n; i++) {
         uint32_t key = g->keys[i], value = g->values[i];
@@ -212,40 +222,51 @@ static void grid_counting_sort(grid* g) {
     }
     grid_swap(&g->keys, &g->keys_capacity, &g->tmp_keys, &g->tmp_keys_capacity);
     grid_swap(&g->values, &g->values_capacity, &g->tmp_values, &g->tmp_values_capacity);
+    return (double)square_sum;
 }
 
 // Sorts the entries by key, lists the occupied cells and records the
-// occupancy for the automatic cell size.
+// occupancy for the automatic cell size. The centre-cell strategy with
+// dense keys finds everything through `first` and needs no cell list.
 static bool grid_sort_entries(grid* g) {
     int n = g->entry_count;
     if (!broad_reserve((void**)&g->tmp_keys, &g->tmp_keys_capacity, n, sizeof(uint32_t)) ||
-        !broad_reserve((void**)&g->tmp_values, &g->tmp_values_capacity, n, sizeof(uint32_t)) ||
-        !broad_reserve((void**)&g->cell_keys, &g->cell_keys_capacity, n, sizeof(uint32_t)) ||
-        !broad_reserve((void**)&g->cell_starts, &g->cell_starts_capacity, n + 1, sizeof(int)))
+        !broad_reserve((void**)&g->tmp_values, &g->tmp_values_capacity, n, sizeof(uint32_t)))
         return false;
     g->dense = (int64_t)g->key_end <= (int64_t)GRID_DENSE_FACTOR * n + 4096 &&
                broad_reserve((void**)&g->first, &g->first_capacity, g->key_end + 2, sizeof(int));
+    const bool list_cells = !g->dense || g->strategy != CAROM_GRID_CENTRE_CELL;
+    if (list_cells &&
+        (!broad_reserve((void**)&g->cell_keys, &g->cell_keys_capacity, n, sizeof(uint32_t)) ||
+         !broad_reserve((void**)&g->cell_starts, &g->cell_starts_capacity, n + 1, sizeof(int))))
+        return false;
+    double square_sum = 0.0;
     if (g->dense) {
-        grid_counting_sort(g);
+        square_sum = grid_counting_sort(g);
     } else {
         broad_radix_sort32(g->keys, g->values, g->tmp_keys, g->tmp_values, n);
     }
-    const uint32_t* keys = g->keys;
-    // Cell starts without a branch on where they fall (one or two entries
-    // per cell make it unpredictable): every entry writes at the tentative
-    // next cell (m <= i, so within n), and a new key makes it final.
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        g->cell_keys[m] = keys[i];
-        g->cell_starts[m] = i;
-        m += i == 0 || keys[i] != keys[i - 1];
-    }
-    g->cell_starts[m] = n;
-    g->cell_count = m;
-    double square_sum = 0.0;
-    for (int u = 0; u < m; u++) {
-        double k = g->cell_starts[u + 1] - g->cell_starts[u];
-        square_sum += k * k;
+    g->cell_count = 0;
+    if (list_cells) {
+        const uint32_t* keys = g->keys;
+        // Cell starts without a branch on where they fall (one or two
+        // entries per cell make it unpredictable): every entry writes at the
+        // tentative next cell (m <= i, so within n), and a new key makes it
+        // final.
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            g->cell_keys[m] = keys[i];
+            g->cell_starts[m] = i;
+            m += i == 0 || keys[i] != keys[i - 1];
+        }
+        g->cell_starts[m] = n;
+        g->cell_count = m;
+        if (!g->dense) {
+            for (int u = 0; u < m; u++) {
+                double k = g->cell_starts[u + 1] - g->cell_starts[u];
+                square_sum += k * k;
+            }
+        }
     }
     grid_auto_observe(&g->autosize, square_sum, n);
     return true;
@@ -287,24 +308,41 @@ static inline void grid_key_range(const grid* g, uint32_t k0, uint32_t k1, int* 
 static carom_status centre_fill(grid* g, const broad_world* w) {
     if (!grid_reserve_entries(g, w->proxy_count)) return CAROM_ERR_OUT_OF_MEMORY;
     memset(&g->sizes, 0, sizeof g->sizes);
-    int n = 0;
+    // The layout in locals: the entry stores could alias its int fields.
+    uint32_t* keys = g->keys;
+    uint32_t* values = g->values;
+    const double small_limit = g->small_limit, inv_cell = g->inv_cell;
+    const double ox = g->origin[0], oy = g->origin[1], oz = g->origin[2];
+    const int nx = g->dims[0], ny = g->dims[1], nz = g->dims[2];
+    const uint32_t stride_y = (uint32_t)g->stride_y, stride_z = (uint32_t)g->stride_z;
+    int n = 0, alive = 0;
+    double size_sum = 0.0;
+    f4 coord = f4_zero();
+    carom_status status = CAROM_OK;
     for (int s = 0; s < w->slot_end; s++) {
         if (!broad_slot_alive(w, s)) continue;
         const carom_aabb* b = &w->fat[s];
         double size = grid_box_size(b);
-        grid_sizes_add(&g->sizes, b, size);
-        if (size > g->small_limit) {
-            if (!grid_big_push(&g->big, b, s)) return CAROM_ERR_OUT_OF_MEMORY;
+        alive++;
+        size_sum += size;
+        coord = grid_coord_max(coord, b);
+        grid_sizes_bin(&g->sizes, size);
+        if (size > small_limit) {
+            if (!grid_big_push(&g->big, b, s)) {
+                status = CAROM_ERR_OUT_OF_MEMORY;
+                break;
+            }
             continue;
         }
-        int c[3];
-        grid_cell_of(g, 0.5 * ((double)b->min.x + b->max.x), 0.5 * ((double)b->min.y + b->max.y),
-                     0.5 * ((double)b->min.z + b->max.z), c);
-        g->keys[n] = grid_key(g, c[0], c[1], c[2]);
-        g->values[n++] = (uint32_t)s;
+        int i = grid_axis_cell(0.5 * ((double)b->min.x + b->max.x), ox, inv_cell, nx);
+        int j = grid_axis_cell(0.5 * ((double)b->min.y + b->max.y), oy, inv_cell, ny);
+        int k = grid_axis_cell(0.5 * ((double)b->min.z + b->max.z), oz, inv_cell, nz);
+        keys[n] = grid_key_strided(i, j, k, stride_y, stride_z);
+        values[n++] = (uint32_t)s;
     }
+    grid_sizes_fold(&g->sizes, alive, size_sum, coord);
     g->entry_count = n;
-    return CAROM_OK;
+    return status;
 }
 
 // The boxes in entry order: sequential writes, reads of the fat boxes in
@@ -419,7 +457,7 @@ static bool centre_block_flush(grid* g, int* count, broad_pairs* out) {
 
 // Tests the block when `reach` more candidates would overflow it, and
 // grows it when they alone would. False when out of memory.
-static bool centre_block_make_room(grid* g, int* count, int64_t reach, broad_pairs* out) {
+static bool centre_block_make_room(grid* g, int* count, int reach, broad_pairs* out) {
     if (!centre_block_flush(g, count, out)) return false;
     if (reach <= g->block_half - CENTRE_APPEND) return true;
     int64_t half = reach + CENTRE_APPEND > CENTRE_BLOCK ? reach + CENTRE_APPEND : CENTRE_BLOCK;
@@ -436,9 +474,11 @@ static bool centre_block_make_room(grid* g, int* count, int64_t reach, broad_pai
 // memory. Inline, with the count in a register: it runs once per entry.
 static inline bool centre_block_add(grid* g, int* count, int i, const int e0[CENTRE_RANGES],
                                     const int e1[CENTRE_RANGES], broad_pairs* out) {
-    int64_t reach = 0;
+    // At most every entry five times: CAROM_BROAD_MAX_PROXIES keeps it in
+    // an int.
+    int reach = 0;
     for (int r = 0; r < CENTRE_RANGES; r++) reach += e1[r] - e0[r];
-    if (*count + reach > g->block_half - CENTRE_APPEND &&
+    if (reach > g->block_half - CENTRE_APPEND - *count &&
         !centre_block_make_room(g, count, reach, out))
         return false;
     uint32_t* firsts = g->block;

@@ -136,17 +136,33 @@ static inline int grid_size_bin(double size) {
     return (int)(u >> 21);
 }
 
-// Counts one box of the given size (not its bounds): the kinds measure
-// while they fill their cells, for the next update's automatic size.
-static inline void grid_sizes_add(grid_sizes* s, const carom_aabb* b, double size) {
-    s->count++;
-    s->size_sum += size;
+// A box's size into the histogram alone. A loop over many boxes keeps the
+// count, the size sum and the largest coordinate in locals, since its
+// stores to its entries would otherwise send them through memory on every
+// box, and folds them in at the end (grid_sizes_fold).
+static inline void grid_sizes_bin(grid_sizes* s, double size) {
     int bin = grid_size_bin(size);
     s->bins[bin]++;
     s->bin_max[bin] = s->bin_max[bin] > size ? s->bin_max[bin] : size;
-    vec3s m = v3_max(v3_abs(b->min), v3_abs(b->max));
-    float c = carom_maxf(m.x, carom_maxf(m.y, m.z));
+}
+
+// The largest |coordinate| of a box so far, lane by lane.
+static inline f4 grid_coord_max(f4 so_far, const carom_aabb* b) {
+    return f4_max(so_far, f4_max(f4_abs(f4_from(b->min)), f4_abs(f4_from(b->max))));
+}
+
+static inline void grid_sizes_fold(grid_sizes* s, int count, double size_sum, f4 coord) {
+    s->count += count;
+    s->size_sum += size_sum;
+    double c = f4_max3(coord);
     s->coord_max = s->coord_max > c ? s->coord_max : c;
+}
+
+// Counts one box of the given size (not its bounds): the kinds measure
+// while they fill their cells, for the next update's automatic size.
+static inline void grid_sizes_add(grid_sizes* s, const carom_aabb* b, double size) {
+    grid_sizes_bin(s, size);
+    grid_sizes_fold(s, 1, size, grid_coord_max(f4_zero(), b));
 }
 
 // The smallest automatic cell size (positive):
