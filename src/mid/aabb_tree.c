@@ -2,11 +2,6 @@
 // plus the split shared with the boxtree.
 #include "mid/mesh_internal.h"
 
-// Below this depth splits follow the geometry; deeper ones split by count,
-// which halves the range per level, so no tree exceeds
-// MID_MEDIAN_DEPTH + log2(CAROM_MESH_MAX_TRIANGLES) = 90 < CAROM_MESH_MAX_DEPTH.
-#define MID_MEDIAN_DEPTH 64
-
 void mid_range_box(const mid_build* b, int first, int count, vec3s* min, vec3s* max) {
     vec3s lo = b->tri_min[b->order[first]], hi = b->tri_max[b->order[first]];
     for (int i = first + 1; i < first + count; ++i) {
@@ -16,11 +11,6 @@ void mid_range_box(const mid_build* b, int first, int count, vec3s* min, vec3s* 
     }
     *min = lo;
     *max = hi;
-}
-
-static int longest_axis(vec3s extent) {
-    if (extent.x >= extent.y && extent.x >= extent.z) return 0;
-    return extent.y >= extent.z ? 1 : 2;
 }
 
 // Moves the `k` smallest centroids on `axis` to the front of the range
@@ -81,7 +71,7 @@ static int partition_at(mid_build* b, int first, int count, int axis, float plan
 }
 
 int mid_partition(mid_build* b, int first, int count, vec3s box_min, vec3s box_max, int depth) {
-    int axis = longest_axis(v3_sub(box_max, box_min));
+    int axis = mid_longest_axis(v3_sub(box_max, box_min));
     if (depth < MID_MEDIAN_DEPTH) {
         // The slides' split: the plane halving the box's longest axis, each
         // triangle to the side of its centroid (its dominant side).
@@ -109,7 +99,7 @@ static int sah_partition(mid_build* b, int first, int count, int depth) {
         cmin = v3_min(cmin, b->centroid[b->order[i]]);
         cmax = v3_max(cmax, b->centroid[b->order[i]]);
     }
-    int axis = longest_axis(v3_sub(cmax, cmin));
+    int axis = mid_longest_axis(v3_sub(cmax, cmin));
     float lo = cmin.raw[axis], extent = cmax.raw[axis] - lo;
     if (depth >= MID_MEDIAN_DEPTH || !(extent > 0.0f)) return median_split(b, first, count, axis);
 

@@ -84,6 +84,17 @@ typedef struct mid_build {
     int count;
 } mid_build;
 
+// Below this depth splits follow the geometry; deeper ones split by count,
+// which halves the range per level, so no tree exceeds
+// MID_MEDIAN_DEPTH + log2(CAROM_MESH_MAX_TRIANGLES) = 90 < CAROM_MESH_MAX_DEPTH.
+#define MID_MEDIAN_DEPTH 64
+
+// The axis a node splits on; ties go to the lower axis.
+static inline int mid_longest_axis(vec3s extent) {
+    if (extent.x >= extent.y && extent.x >= extent.z) return 0;
+    return extent.y >= extent.z ? 1 : 2;
+}
+
 int mid_partition(mid_build* b, int first, int count, vec3s box_min, vec3s box_max, int depth);
 void mid_range_box(const mid_build* b, int first, int count, vec3s* min, vec3s* max);
 
