@@ -8,162 +8,428 @@
 // remove the most of its parent's volume, with 8-bit planes: 8 bytes per
 // inner node, one triangle per leaf. (Measured on bunny against bunny: one
 // 16-bit face per child needed 4x the triangle tests of the AABB tree.)
+#include <string.h>
+
+
 #include "mid/walk.h"
 
-// The smallest code whose max face still covers `value`, or the largest
-// whose min face does: plane positions are monotonic in the code, and the
-// extreme codes reproduce the parent's face exactly, so the search always
-// ends on a conservative plane.
-static unsigned quantize(float lo, float hi, float inv_extent, float value, bool max_face) {
-    float extent = hi - lo;
+// a < b ? a : b and a > b ? a : b on each lane, as carom_minf and
+// carom_maxf: SSE's minps and maxps are exactly that (each returns b when
+// the comparison is false), where f4_select costs a compare and three logic
+// operations.
+static inline f4 lanes_min(f4 a, f4 b) {
+#if defined(__SSE__)
+    return (f4)_mm_min_ps((__m128)a, (__m128)b);
+#else
+    return f4_select(a < b, a, b);
+#endif
+}
+static inline f4 lanes_max(f4 a, f4 b) {
+#if defined(__SSE__)
+    return (f4)_mm_max_ps((__m128)a, (__m128)b);
+#else
+    return f4_max(a, b);
+#endif
+}
+static inline f4 lanes3(f4 v) { return (f4)((i4)v & MID_LANES3); }
+
+// --- choosing a child's faces -------------------------------------------------
+
+// A parent's box as both its children's face choices read it.
+typedef struct face_frame {
+    f4 lo, hi;
+    f4 inv;     // 1 / extent, 0 where the extent is 0
+    f4 step;    // extent / 255, rounded as mid_boxtree_plane rounds it
+    f4 closed;  // 1 where the extent is 0, else 0
+    i4 open;    // extent > 0
+    bool finite;  // no extent so small (subnormal) that its inverse overflows
+} face_frame;
+
+static inline face_frame frame_of(f4 lo, f4 hi) {
+    const f4 one = {1.0f, 1.0f, 1.0f, 1.0f}, inf = {INFINITY, INFINITY, INFINITY, INFINITY};
+    f4 e = hi - lo;
+    i4 open = e > f4_zero();
+    face_frame p = {lo, hi, (f4)((i4)(one / f4_select(open, e, one)) & open),
+                    e * (1.0f / MID_BOXTREE_QUANT), (f4)((i4)one & ~open), open, false};
+    p.finite = i4_mask4(p.inv < inf) == 15;
+    return p;
+}
+
+// The codes of all six faces of the child's true box `tlo..thi` in the
+// frame's box, a face per lane (min faces, max faces): for a min face the
+// largest code whose plane is at or below the value, for a max face the
+// smallest at or above it, as mid_boxtree_plane places them. Plane
+// positions are monotonic in the code, and the extreme codes reproduce the
+// parent's face exactly, so the search always ends on a conservative plane.
+// Six on four-lane vectors cost less than two picked out as scalars.
+static void quantize(const face_frame* p, f4 tlo, f4 thi, i4* qmin, i4* qmax) {
+    const f4 zero = f4_zero();
+    const f4 quant = {MID_BOXTREE_QUANT, MID_BOXTREE_QUANT, MID_BOXTREE_QUANT, MID_BOXTREE_QUANT};
+    const i4 top = {255, 255, 255, 255};
     // Faces the child shares with its parent keep the parent's plane, the
     // extreme code, without any search.
-    if (!(extent > 0.0f) || (max_face ? value >= hi : value <= lo)) return max_face ? 255u : 0u;
-    float f = (value - lo) * inv_extent * MID_BOXTREE_QUANT;
-    f = f < 0.0f ? 0.0f : (f > MID_BOXTREE_QUANT ? MID_BOXTREE_QUANT : f);
-    long q = (long)f;  // floor, f being >= 0
-    if (max_face && (float)q < f) ++q;
+    i4 search_min = p->open & (tlo > p->lo);
+    i4 search_max = p->open & (thi < p->hi);
+    // The estimate, clamped to the codes (a NaN, from the infinite inverse
+    // of a subnormal extent, to 0, where the search starts from the bottom).
+    f4 fmin = lanes_min(lanes_max((tlo - p->lo) * p->inv * quant, zero), quant);
+    f4 fmax = lanes_min(lanes_max((thi - p->lo) * p->inv * quant, zero), quant);
+    i4 lo_code = __builtin_convertvector(fmin, i4);  // floor, f being >= 0
+    i4 hi_code = __builtin_convertvector(fmax, i4);
+    hi_code -= __builtin_convertvector(hi_code, f4) < fmax;  // ceil
     // The estimate can miss by rounding; step outward until the plane covers
-    // the value (at most a step or two; the extreme codes always do).
-    if (max_face) {
-        while (q < 255 && mid_boxtree_plane(lo, hi, (unsigned)q, true) < value) ++q;
-    } else {
-        while (q > 0 && mid_boxtree_plane(lo, hi, (unsigned)q, false) > value) --q;
+    // the value (at most a step or two; the extreme codes always do). Lanes
+    // step independently, so each ends where its own search would.
+    for (;;) {
+        i4 down = search_min & (lo_code > 0) &
+                  (p->lo + __builtin_convertvector(lo_code, f4) * p->step > tlo);
+        i4 up = search_max & (hi_code < top) &
+                (p->hi - __builtin_convertvector(top - hi_code, f4) * p->step < thi);
+        if (!i4_mask4(down | up)) break;
+        lo_code += down;  // true lanes are -1
+        hi_code -= up;
     }
-    return (unsigned)q;
+    *qmin = lo_code & search_min;
+    *qmax = (hi_code & search_max) | (top & ~search_max);
 }
 
-// The pair code of faces f1 < f2 (the inverse of MID_FACE_PAIRS).
-static unsigned pair_code(unsigned f1, unsigned f2) {
-    // Pairs are listed in order: those starting with face f begin at
-    // f * (11 - f) / 2.
-    return f1 * (11 - f1) / 2 + (f2 - f1 - 1);
-}
+// The pair code of faces f1 < f2 (the inverse of MID_FACE_PAIRS): pairs are
+// listed in order, and those starting with face f begin at f * (11 - f) / 2.
+#define PAIR_CODE(f1, f2) ((f1) * (11 - (f1)) / 2 + (f2) - (f1) - 1)
+// Axis a's better face, given the axes whose max face is better (bits).
+#define BETTER(a, upper) (2 * (a) + ((upper) >> (a) & 1))
+#define BOTH(a) {PAIR_CODE(2 * (a), 2 * (a) + 1), PAIR_CODE(2 * (a), 2 * (a) + 1),       \
+                 PAIR_CODE(2 * (a), 2 * (a) + 1), PAIR_CODE(2 * (a), 2 * (a) + 1),       \
+                 PAIR_CODE(2 * (a), 2 * (a) + 1), PAIR_CODE(2 * (a), 2 * (a) + 1),       \
+                 PAIR_CODE(2 * (a), 2 * (a) + 1), PAIR_CODE(2 * (a), 2 * (a) + 1)}
+#define ACROSS_ONE(a, b, u) PAIR_CODE(BETTER(a, u), BETTER(b, u))
+#define ACROSS(a, b) {ACROSS_ONE(a, b, 0), ACROSS_ONE(a, b, 1), ACROSS_ONE(a, b, 2),            \
+                      ACROSS_ONE(a, b, 3), ACROSS_ONE(a, b, 4), ACROSS_ONE(a, b, 5),            \
+                      ACROSS_ONE(a, b, 6), ACROSS_ONE(a, b, 7)}
 
-// Picks the pair of `parent`'s faces whose move to the child's true box
-// `tmin..tmax` leaves the smallest box; writes the pair code and the two
-// quantized planes. Most faces are shared with the parent and cannot move,
-// so only the movable ones are weighed.
-static void choose_faces(vec3s pmin, vec3s pmax, vec3s inv_extent, vec3s tmin, vec3s tmax,
-                         unsigned* pair, uint8_t plane[2]) {
-    // keep[f]: the fraction of the parent's extent that moving face f keeps,
-    // estimated from the exact values; only the two chosen faces are then
-    // quantized (rounded outward), which moves them by under 1/255.
-    float keep[6];
-    for (unsigned axis = 0; axis < 3; ++axis) {
-        float lo = pmin.raw[axis], hi = pmax.raw[axis];
-        float inv = inv_extent.raw[axis];
-        keep[2 * axis] = hi > lo ? (hi - tmin.raw[axis]) * inv : 1.0f;
-        keep[2 * axis + 1] = hi > lo ? (tmax.raw[axis] - lo) * inv : 1.0f;
-    }
+// The pair code of each candidate, in the order they are weighed (both faces
+// of axis 0, 1, 2, then the better faces of axes 0 and 1, 0 and 2, 1 and
+// 2), by which axes' max face is the better one.
+static const uint8_t CANDIDATE_PAIRS[6][8] = {BOTH(0),     BOTH(1),     BOTH(2),
+                                              ACROSS(0, 1), ACROSS(0, 2), ACROSS(1, 2)};
+
+// Picks the pair of the parent's faces whose move to the child's true box
+// `tlo..thi` leaves the smallest box; writes the two quantized planes and
+// returns the pair code. Most faces are shared with the parent and cannot
+// move, so only the movable ones are weighed.
+static unsigned choose_faces(const face_frame* p, f4 tlo, f4 thi, uint8_t plane[2]) {
+    // keep: the fraction of the parent's extent that moving a face keeps
+    // (min faces in kmin, max faces in kmax), estimated from the exact
+    // values; only the two chosen faces are then quantized (rounded
+    // outward), which moves them by under 1/255. Faces of a closed axis keep
+    // it all: 0 * 0 + 1 (adding 0 elsewhere turns only -0 into +0, which
+    // compares the same).
+    const f4 one = {1.0f, 1.0f, 1.0f, 1.0f}, inf = {INFINITY, INFINITY, INFINITY, INFINITY};
+    f4 kmin = (p->hi - tlo) * p->inv + p->closed;
+    f4 kmax = (thi - p->lo) * p->inv + p->closed;
     // Both faces of one axis keep their overlap, k_min + k_max - 1; faces of
     // two axes keep the product, best with each axis's better face.
-    float same[3], better_keep[3];
-    unsigned better[3];
-    for (unsigned axis = 0; axis < 3; ++axis) {
-        same[axis] = keep[2 * axis] + keep[2 * axis + 1] - 1.0f;
-        better[axis] = keep[2 * axis + 1] < keep[2 * axis] ? 2 * axis + 1 : 2 * axis;
-        better_keep[axis] = keep[better[axis]];
+    f4 same = kmin + kmax - one;
+    i4 upper = kmax < kmin;
+    f4 better = lanes_min(kmax, kmin);
+    f4 prod = better * __builtin_shufflevector(better, better, 1, 2, 0, 3);  // 01 12 20
+    // The candidates in order, then lanes that never win. A chain of strict
+    // comparisons in this order keeps the first least candidate, which is
+    // the first lane equal to the minimum.
+    f4 c0 = __builtin_shufflevector(same, prod, 0, 1, 2, 4);  // s0 s1 s2 p01
+    f4 c1 = __builtin_shufflevector(prod, inf, 2, 1, 4, 4);   // p02 p12
+    if (!p->finite) {
+        // An infinite inverse times 0 is a NaN, which never wins the chain
+        // unless it starts it, when nothing beats it: -inf there, +inf later.
+        const f4 nan_first = {-INFINITY, INFINITY, INFINITY, INFINITY};
+        c0 = f4_select(c0 != c0, nan_first, c0);
+        c1 = f4_select(c1 != c1, inf, c1);
     }
-    unsigned f1 = 0, f2 = 1;
-    float best = same[0];
-    if (same[1] < best) best = same[1], f1 = 2, f2 = 3;
-    if (same[2] < best) best = same[2], f1 = 4, f2 = 5;
-    float p01 = better_keep[0] * better_keep[1], p02 = better_keep[0] * better_keep[2],
-          p12 = better_keep[1] * better_keep[2];
-    if (p01 < best) best = p01, f1 = better[0], f2 = better[1];
-    if (p02 < best) best = p02, f1 = better[0], f2 = better[2];
-    if (p12 < best) f1 = better[1], f2 = better[2];
-    *pair = pair_code(f1, f2);  // f1 < f2 by construction
-    unsigned faces[2] = {f1, f2};
-    for (int i = 0; i < 2; ++i) {
-        unsigned axis = faces[i] >> 1;
-        bool max_face = faces[i] & 1;
-        float value = max_face ? tmax.raw[axis] : tmin.raw[axis];
-        plane[i] = (uint8_t)quantize(pmin.raw[axis], pmax.raw[axis], inv_extent.raw[axis], value,
-                                     max_face);
-    }
+    f4 m = lanes_min(c0, c1);
+    m = lanes_min(m, __builtin_shufflevector(m, m, 2, 3, 0, 1));
+    m = lanes_min(m, __builtin_shufflevector(m, m, 1, 0, 3, 2));
+    unsigned k = (unsigned)__builtin_ctz((unsigned)(i4_mask4(c0 == m) | i4_mask4(c1 == m) << 4));
+    unsigned pair = CANDIDATE_PAIRS[k][i4_mask3(upper)];
+    i4 qmin, qmax;
+    quantize(p, tlo, thi, &qmin, &qmax);
+    // The codes in face order (min 0, max 0, min 1, ...), to index by face.
+    i4 codes[2] = {__builtin_shufflevector(qmin, qmax, 0, 4, 1, 5),
+                   __builtin_shufflevector(qmin, qmax, 2, 6, 3, 7)};
+    int32_t by_face[8];
+    memcpy(by_face, codes, sizeof by_face);
+    plane[0] = (uint8_t)by_face[MID_FACE_PAIRS[pair][0]];
+    plane[1] = (uint8_t)by_face[MID_FACE_PAIRS[pair][1]];
+    return pair;
 }
 
+// --- build and refit ------------------------------------------------------------
+
+// A triangle during the build: its box, and in lo's lane 3 the bits of its
+// caller's index. Sixteen-byte lanes make a box two loads and a min and max;
+// carrying the box itself, in tree order, reads the ranges front to back
+// where an index would fetch each box from wherever the caller put it.
+typedef struct box_rec {
+    f4 lo, hi;
+} box_rec;
+
+static inline int32_t rec_id(const box_rec* r) { return ((const i4)r->lo)[3]; }
+
 typedef struct boxtree_builder {
-    mid_build* b;            // NULL when refitting
+    mid_build* b;  // NULL when refitting
     struct carom_mesh_data* d;
     mid_boxtree_node* nodes;
+    box_rec* recs;  // the triangles in tree order as far as it is settled
     int depth;
 } boxtree_builder;
 
-static void triangle_box(const boxtree_builder* bb, int position, vec3s* min, vec3s* max) {
+// Caller's triangle t as a record, its box from the mesh's copy of the
+// vertices (which has room for four-float loads), rounded as prepare_build
+// rounds the AABB tree's.
+static inline box_rec rec_of(const boxtree_builder* bb, int32_t t) {
+    const int32_t* v = bb->b->triangles[t];
+    f4 a = mid_load3(bb->d->vertices[v[0]].raw), b = mid_load3(bb->d->vertices[v[1]].raw),
+       c = mid_load3(bb->d->vertices[v[2]].raw);
+    box_rec r = {lanes_min(a, lanes_min(b, c)), lanes_max(a, lanes_max(b, c))};
+    i4 id = (i4)r.lo;
+    id[3] = t;
+    r.lo = (f4)id;
+    return r;
+}
+
+static void recs_box(const box_rec* r, int count, f4* lo, f4* hi) {
+    f4 l = r[0].lo, h = r[0].hi;
+    for (int i = 1; i < count; ++i) {
+        l = lanes_min(l, r[i].lo);
+        h = lanes_max(h, r[i].hi);
+    }
+    *lo = lanes3(l);
+    *hi = lanes3(h);
+}
+
+static int split_axis(f4 tlo, f4 thi) {
+    f4 e = thi - tlo;
+    return mid_longest_axis(v3(e[0], e[1], e[2]));
+}
+
+// The centroid on `axis`, exactly as prepare_build rounds it.
+static inline float rec_centroid(const box_rec* r, int axis) {
+    return (((const float*)&r->lo)[axis] + ((const float*)&r->hi)[axis]) * 0.5f;
+}
+
+// The order of the AABB tree's split by count: by centroid on `axis`, then
+// by caller index.
+static bool rec_before(const box_rec* a, const box_rec* b, int axis) {
+    float ca = rec_centroid(a, axis), cb = rec_centroid(b, axis);
+    return ca < cb || (ca == cb && rec_id(a) < rec_id(b));
+}
+
+// Moves the `k` first records in rec_before's order to the front
+// (quickselect, as the AABB tree's select_smallest). The order is strict,
+// so which records end up in front does not depend on how they came.
+static void select_smallest(box_rec* o, int count, int axis, int k) {
+    int lo = 0, hi = count - 1;
+    while (lo < hi) {
+        box_rec pivot = o[lo + (hi - lo) / 2];
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (rec_before(&o[i], &pivot, axis)) ++i;
+            while (rec_before(&pivot, &o[j], axis)) --j;
+            if (i <= j) {
+                box_rec tmp = o[i];
+                o[i++] = o[j];
+                o[j--] = tmp;
+            }
+        }
+        if (k <= j) {
+            hi = j;
+        } else if (k >= i) {
+            lo = i;
+        } else {
+            break;
+        }
+    }
+}
+
+static inline void grow(f4* lo, f4* hi, const box_rec* r) {
+    *lo = lanes_min(*lo, r->lo);
+    *hi = lanes_max(*hi, r->hi);
+}
+
+// mid_partition on records: the node's triangles (box tlo..thi) into its
+// children, left ones to the front; returns how many and writes the
+// children's true boxes to kid (left lo, hi, right lo, hi). Only the sets
+// matter: every later split depends on which triangles a range holds, not
+// on their order, and a leaf holds one, so the tree order comes out the
+// same as mid_partition's. The partition's own pass gathers the children's
+// boxes, and only misplaced pairs move.
+static int split(boxtree_builder* bb, int first, int count, f4 tlo, f4 thi, int depth, f4 kid[4]) {
+    box_rec* r = bb->recs + first;
+    int axis = split_axis(tlo, thi);
+    if (depth < MID_MEDIAN_DEPTH) {
+        float mid = 0.5f * (tlo[axis] + thi[axis]);
+        const f4 inf = {INFINITY, INFINITY, INFINITY, INFINITY};
+        f4 llo = inf, lhi = -inf, rlo = inf, rhi = -inf;
+        box_rec *i = r, *j = r + count - 1;
+        for (;;) {
+            while (i <= j && rec_centroid(i, axis) < mid) grow(&llo, &lhi, i++);
+            if (i > j) break;
+            // *i goes right.
+            while (j > i && !(rec_centroid(j, axis) < mid)) grow(&rlo, &rhi, j--);
+            grow(&rlo, &rhi, i);
+            if (j == i) break;
+            // *j goes left.
+            grow(&llo, &lhi, j);
+            box_rec t = *i;
+            *i++ = *j;
+            *j-- = t;
+        }
+        int left = (int)(i - r);
+        if (left > 0 && left < count) {
+            kid[0] = lanes3(llo), kid[1] = lanes3(lhi), kid[2] = lanes3(rlo), kid[3] = lanes3(rhi);
+            return left;
+        }
+    }
+    // All centroids on one side (long thin triangles spanning the box, or
+    // duplicates), or too deep: split by count.
+    int left = count / 2;
+    select_smallest(r, count, axis, left);
+    recs_box(r, left, &kid[0], &kid[1]);
+    recs_box(r + left, count - left, &kid[2], &kid[3]);
+    return left;
+}
+
+// Sets node `index`'s pair codes and planes for its children's true boxes
+// in `kid`, cutting the box `qlo..qhi`; returns the pair codes.
+static inline void store_faces(mid_boxtree_node* n, int left, f4 qlo, f4 qhi, const f4 kid[4],
+                        unsigned pair[2]) {
+    face_frame frame = frame_of(qlo, qhi);  // both children cut the same box
+    pair[0] = choose_faces(&frame, kid[0], kid[1], &n->plane[0]);
+    pair[1] = choose_faces(&frame, kid[2], kid[3], &n->plane[2]);
+    n->packed = (uint32_t)left << 8 | pair[0] << 4 | pair[1];
+}
+
+// A build's node of two triangles (a third of all nodes): mid_partition's
+// choice without a pass, and two leaves.
+static void build_pair(boxtree_builder* bb, int index, int first, f4 tlo, f4 thi, f4 qlo,
+                       f4 qhi, int depth) {
+    if (depth + 1 > bb->depth) bb->depth = depth + 1;
+    const box_rec* in = bb->recs + first;
+    int axis = split_axis(tlo, thi);
+    float c0 = rec_centroid(&in[0], axis), c1 = rec_centroid(&in[1], axis);
+    bool swap;
+    if (depth < MID_MEDIAN_DEPTH && (c0 < 0.5f * (tlo[axis] + thi[axis])) !=
+                                        (c1 < 0.5f * (tlo[axis] + thi[axis]))) {
+        swap = !(c0 < 0.5f * (tlo[axis] + thi[axis]));
+    } else {
+        swap = rec_before(&in[1], &in[0], axis);  // split by count
+    }
+    const box_rec* l = &in[swap];
+    const box_rec* r = &in[!swap];
+    f4 kid[4] = {lanes3(l->lo), lanes3(l->hi), lanes3(r->lo), lanes3(r->hi)};
+    unsigned pair[2];
+    store_faces(&bb->nodes[index], 1, qlo, qhi, kid, pair);
+    bb->b->order[first] = rec_id(l);
+    bb->b->order[first + 1] = rec_id(r);
+}
+
+static void triangle_box(const boxtree_builder* bb, int position, f4* lo, f4* hi) {
     vec3s v[3];
     mid_triangle(bb->d, position, v);
-    *min = v3_min(v[0], v3_min(v[1], v[2]));
-    *max = v3_max(v[0], v3_max(v[1], v[2]));
+    *lo = f4_from(v3_min(v[0], v3_min(v[1], v[2])));
+    *hi = f4_from(v3_max(v[0], v3_max(v[1], v[2])));
 }
 
-// The true box of triangles [first, first + count) in tree order.
-static void range_box(const boxtree_builder* bb, int first, int count, vec3s* min, vec3s* max) {
-    if (bb->b) {
-        mid_range_box(bb->b, first, count, min, max);
-        return;
-    }
-    triangle_box(bb, first, min, max);
+// The true box of triangles [first, first + count) in tree order, from the
+// mesh's current vertices (a refit).
+static void range_box(const boxtree_builder* bb, int first, int count, f4* lo, f4* hi) {
+    triangle_box(bb, first, lo, hi);
     for (int i = first + 1; i < first + count; ++i) {
-        vec3s lo, hi;
-        triangle_box(bb, i, &lo, &hi);
-        *min = v3_min(*min, lo);
-        *max = v3_max(*max, hi);
+        f4 l, h;
+        triangle_box(bb, i, &l, &h);
+        *lo = lanes_min(*lo, l);
+        *hi = lanes_max(*hi, h);
     }
 }
 
-// Node `index` covers `count` >= 2 triangles from `first`; `tmin..tmax` is
-// their true box and `qmin..qmax` the box traversals will see (its parent's,
-// with one face moved). A build partitions; a refit keeps the split.
-static void build_node(boxtree_builder* bb, int index, int first, int count, vec3s tmin,
-                       vec3s tmax, vec3s qmin, vec3s qmax, int depth) {
-    if (depth > bb->depth) bb->depth = depth;
+// Node `index` covers `count` >= 2 triangles from `first`; `tlo..thi` is
+// their true box and `qlo..qhi` the box traversals will see (its parent's,
+// with two faces moved). A build partitions; a refit keeps the split.
+static void build_node(boxtree_builder* bb, int index, int first, int count, f4 tlo, f4 thi,
+                       f4 qlo, f4 qhi, int depth) {
+    if (depth + 1 > bb->depth) bb->depth = depth + 1;  // its children
     mid_boxtree_node* n = &bb->nodes[index];
-    int left = bb->b ? mid_partition(bb->b, first, count, tmin, tmax, depth) : (int)(n->packed >> 8);
-    vec3s lmin, lmax, rmin, rmax;
-    range_box(bb, first, left, &lmin, &lmax);
-    range_box(bb, first + left, count - left, &rmin, &rmax);
-    unsigned lpair = 0, rpair = 0;
-    // Both children cut the same parent box: its reciprocal extents once.
-    vec3s inv;
-    for (int k = 0; k < 3; ++k) {
-        float e = qmax.raw[k] - qmin.raw[k];
-        inv.raw[k] = e > 0.0f ? 1.0f / e : 0.0f;
+    f4 kid[4];
+    int left;
+    if (bb->b) {
+        left = split(bb, first, count, tlo, thi, depth, kid);
+    } else {
+        left = (int)(n->packed >> 8);
+        range_box(bb, first, left, &kid[0], &kid[1]);
+        range_box(bb, first + left, count - left, &kid[2], &kid[3]);
     }
-    choose_faces(qmin, qmax, inv, lmin, lmax, &lpair, &n->plane[0]);
-    choose_faces(qmin, qmax, inv, rmin, rmax, &rpair, &n->plane[2]);
-    n->packed = (uint32_t)left << 8 | lpair << 4 | rpair;
-    // The children's boxes exactly as every walk will compute them.
-    f4 lq[2], rq[2];
-    mid_boxtree_child(f4_from(qmin), f4_from(qmax), lpair, &n->plane[0], &lq[0], &lq[1]);
-    mid_boxtree_child(f4_from(qmin), f4_from(qmax), rpair, &n->plane[2], &rq[0], &rq[1]);
-    vec3s lqmin = f4_to(lq[0]), lqmax = f4_to(lq[1]), rqmin = f4_to(rq[0]), rqmax = f4_to(rq[1]);
-    if (left > 1) build_node(bb, index + 1, first, left, lmin, lmax, lqmin, lqmax, depth + 1);
-    if (count - left > 1) {
-        build_node(bb, index + left, first + left, count - left, rmin, rmax, rqmin, rqmax, depth + 1);
+    unsigned pair[2];
+    store_faces(n, left, qlo, qhi, kid, pair);
+    // A child of two or more triangles is a node: its box exactly as every
+    // walk will compute it. One triangle is a leaf, its place in the tree
+    // order final.
+    int firsts[2] = {first, first + left}, counts[2] = {left, count - left};
+    int indices[2] = {index + 1, index + left};
+    for (int i = 0; i < 2; ++i) {
+        if (counts[i] == 1) {
+            if (bb->b) bb->b->order[firsts[i]] = rec_id(&bb->recs[firsts[i]]);
+            continue;
+        }
+        f4 cq[2];
+        mid_boxtree_child(qlo, qhi, pair[i], &n->plane[2 * i], &cq[0], &cq[1]);
+        if (counts[i] == 2 && bb->b) {
+            build_pair(bb, indices[i], firsts[i], kid[2 * i], kid[2 * i + 1], cq[0], cq[1],
+                       depth + 1);
+        } else {
+            build_node(bb, indices[i], firsts[i], counts[i], kid[2 * i], kid[2 * i + 1], cq[0],
+                       cq[1], depth + 1);
+        }
     }
-    if (depth + 1 > bb->depth) bb->depth = depth + 1;  // the leaves
-}
-
-static void set_root(carom_mesh* mesh, boxtree_builder* bb, int count, vec3s* tmin, vec3s* tmax) {
-    range_box(bb, 0, count, tmin, tmax);
-    mesh->data->root_min = *tmin;
-    mesh->data->root_max = *tmax;
 }
 
 carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b) {
     int n = b->count;
     mid_boxtree_node* nodes = NULL;
+    box_rec* recs = NULL;
     if (n > 1) {
         nodes = carom_alloc((size_t)(n - 1) * sizeof *nodes);
-        if (!nodes) return CAROM_ERR_OUT_OF_MEMORY;
+        recs = carom_alloc((size_t)n * sizeof *recs);
+        if (!nodes || !recs) {
+            carom_free(nodes);
+            carom_free(recs);
+            return CAROM_ERR_OUT_OF_MEMORY;
+        }
     }
-    boxtree_builder bb = {b, mesh->data, nodes, 0};
-    vec3s tmin, tmax;
-    set_root(mesh, &bb, n, &tmin, &tmax);
-    if (n > 1) build_node(&bb, 0, 0, n, tmin, tmax, tmin, tmax, 0);
+    boxtree_builder bb = {b, mesh->data, nodes, recs, 0};
+    if (n == 1) {
+        box_rec r = rec_of(&bb, 0);
+        mesh->data->root_min = f4_to(lanes3(r.lo));
+        mesh->data->root_max = f4_to(r.hi);
+        b->order[0] = 0;
+    } else {
+        // The root box as the AABB tree's mid_range_box finds it, in the
+        // same order.
+        recs[0] = rec_of(&bb, 0);
+        f4 lo = recs[0].lo, hi = recs[0].hi;
+        for (int t = 1; t < n; ++t) {
+            recs[t] = rec_of(&bb, t);
+            lo = lanes_min(lo, recs[t].lo);
+            hi = lanes_max(hi, recs[t].hi);
+        }
+        lo = lanes3(lo);
+        mesh->data->root_min = f4_to(lo);
+        mesh->data->root_max = f4_to(hi);
+        if (n == 2) {
+            build_pair(&bb, 0, 0, lo, hi, lo, hi, 0);
+        } else {
+            build_node(&bb, 0, 0, n, lo, hi, lo, hi, 0);
+        }
+    }
+    carom_free(recs);
     mesh->data->box_nodes = nodes;
     mesh->node_count = n - 1;
     mesh->depth = bb.depth;
@@ -173,8 +439,10 @@ carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b) {
 
 void mid_boxtree_refit(carom_mesh* mesh) {
     int n = mesh->triangle_count;
-    boxtree_builder bb = {NULL, mesh->data, mesh->data->box_nodes, 0};
-    vec3s tmin, tmax;
-    set_root(mesh, &bb, n, &tmin, &tmax);
-    if (n > 1) build_node(&bb, 0, 0, n, tmin, tmax, tmin, tmax, 0);
+    boxtree_builder bb = {NULL, mesh->data, mesh->data->box_nodes, NULL, 0};
+    f4 lo, hi;
+    range_box(&bb, 0, n, &lo, &hi);
+    mesh->data->root_min = f4_to(lo);
+    mesh->data->root_max = f4_to(hi);
+    if (n > 1) build_node(&bb, 0, 0, n, lo, hi, lo, hi, 0);
 }

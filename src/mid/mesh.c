@@ -47,10 +47,17 @@ static carom_status check_arguments(const vec3s* vertices, int vertex_count, con
     return CAROM_OK;
 }
 
-static carom_status prepare_build(mid_build* b, const vec3s* vertices, const int* indices, int n) {
+static carom_status prepare_build(mid_build* b, const vec3s* vertices, const int* indices, int n,
+                                  carom_tree_kind tree) {
     b->vertices = vertices;
     b->triangles = (const int32_t(*)[3])indices;
     b->count = n;
+    if (tree == CAROM_TREE_BOXTREE) {
+        // The boxtree takes its boxes from the mesh's copy of the vertices
+        // and writes the whole order.
+        b->order = carom_alloc((size_t)n * sizeof(int32_t));
+        return b->order ? CAROM_OK : CAROM_ERR_OUT_OF_MEMORY;
+    }
     b->tri_min = carom_alloc((size_t)n * sizeof(vec3s));
     b->tri_max = carom_alloc((size_t)n * sizeof(vec3s));
     b->centroid = carom_alloc((size_t)n * sizeof(vec3s));
@@ -126,7 +133,7 @@ carom_status carom_mesh_create(const vec3s* vertices, int vertex_count, const in
     if (d->vertices && d->triangles && d->ids && d->position) {
         memcpy(d->vertices, vertices, nv * sizeof *d->vertices);
         memset(&d->vertices[nv], 0, sizeof *d->vertices);
-        status = prepare_build(&b, vertices, indices, triangle_count);
+        status = prepare_build(&b, vertices, indices, triangle_count, mesh.tree);
     }
     if (status == CAROM_OK) {
         status = mesh.tree == CAROM_TREE_BOXTREE

@@ -73,13 +73,14 @@ static inline void mid_triangle(const struct carom_mesh_data* d, int t, vec3s v[
 
 // --- builds and refits (aabb_tree.c, boxtree.c) -----------------------------
 // Scratch shared by the builds: per-triangle boxes and centroids in caller
-// order, and the order being partitioned.
+// order (the AABB tree's only: the boxtree keeps its own), and the order
+// being partitioned.
 typedef struct mid_build {
     const vec3s* vertices;
     const int32_t (*triangles)[3];  // caller order
-    vec3s* tri_min;
-    vec3s* tri_max;
-    vec3s* centroid;
+    vec3s* tri_min;   // NULL for the boxtree
+    vec3s* tri_max;   // NULL for the boxtree
+    vec3s* centroid;  // NULL for the boxtree
     int32_t* order;  // tree order -> caller's index
     int count;
 } mid_build;
