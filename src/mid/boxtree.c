@@ -10,7 +10,6 @@
 // 16-bit face per child needed 4x the triangle tests of the AABB tree.)
 #include <string.h>
 
-
 #include "mid/walk.h"
 
 // a < b ? a : b and a > b ? a : b on each lane, as carom_minf and
@@ -38,10 +37,10 @@ static inline f4 lanes3(f4 v) { return (f4)((i4)v & MID_LANES3); }
 // A parent's box as both its children's face choices read it.
 typedef struct face_frame {
     f4 lo, hi;
-    f4 inv;     // 1 / extent, 0 where the extent is 0
-    f4 step;    // extent / 255, rounded as mid_boxtree_plane rounds it
-    f4 closed;  // 1 where the extent is 0, else 0
-    i4 open;    // extent > 0
+    f4 inv;       // 1 / extent, 0 where the extent is 0
+    f4 step;      // extent / 255, rounded as mid_boxtree_plane rounds it
+    f4 closed;    // 1 where the extent is 0, else 0
+    i4 open;      // extent > 0
     bool finite;  // no extent so small (subnormal) that its inverse overflows
 } face_frame;
 
@@ -49,8 +48,9 @@ static inline face_frame frame_of(f4 lo, f4 hi) {
     const f4 one = {1.0f, 1.0f, 1.0f, 1.0f}, inf = {INFINITY, INFINITY, INFINITY, INFINITY};
     f4 e = hi - lo;
     i4 open = e > f4_zero();
-    face_frame p = {lo, hi, (f4)((i4)(one / f4_select(open, e, one)) & open),
-                    e * (1.0f / MID_BOXTREE_QUANT), (f4)((i4)one & ~open), open, false};
+    // 1 / 0 is infinite on a closed axis (and lane 3), then masked to 0.
+    face_frame p = {lo, hi, (f4)((i4)(one / e) & open), e * (1.0f / MID_BOXTREE_QUANT),
+                    (f4)((i4)one & ~open), open, false};
     p.finite = i4_mask4(p.inv < inf) == 15;
     return p;
 }
@@ -165,9 +165,10 @@ static unsigned choose_faces(const face_frame* p, f4 tlo, f4 thi, uint8_t plane[
 // --- build and refit ------------------------------------------------------------
 
 // A triangle during the build: its box, and in lo's lane 3 the bits of its
-// caller's index. Sixteen-byte lanes make a box two loads and a min and max;
-// carrying the box itself, in tree order, reads the ranges front to back
-// where an index would fetch each box from wherever the caller put it.
+// caller's index (hi's lane 3 is zero, so boxes gathered from records need
+// only lo masked). Sixteen-byte lanes make a box two loads and a min and
+// max; carrying the box itself, in tree order, reads the ranges front to
+// back where an index would fetch each box from wherever the caller put it.
 typedef struct box_rec {
     f4 lo, hi;
 } box_rec;
@@ -184,15 +185,17 @@ typedef struct boxtree_builder {
 
 // Caller's triangle t as a record, its box from the mesh's copy of the
 // vertices (which has room for four-float loads), rounded as prepare_build
-// rounds the AABB tree's.
+// rounds the AABB tree's. The loads' fourth lanes (the next vertex's x) are
+// dropped once, from the box.
 static inline box_rec rec_of(const boxtree_builder* bb, int32_t t) {
     const int32_t* v = bb->b->triangles[t];
-    f4 a = mid_load3(bb->d->vertices[v[0]].raw), b = mid_load3(bb->d->vertices[v[1]].raw),
-       c = mid_load3(bb->d->vertices[v[2]].raw);
-    box_rec r = {lanes_min(a, lanes_min(b, c)), lanes_max(a, lanes_max(b, c))};
-    i4 id = (i4)r.lo;
-    id[3] = t;
-    r.lo = (f4)id;
+    f4 a, b, c;
+    memcpy(&a, bb->d->vertices[v[0]].raw, sizeof a);
+    memcpy(&b, bb->d->vertices[v[1]].raw, sizeof b);
+    memcpy(&c, bb->d->vertices[v[2]].raw, sizeof c);
+    const i4 id = {0, 0, 0, t};
+    box_rec r = {(f4)(((i4)lanes_min(a, lanes_min(b, c)) & MID_LANES3) | id),
+                 lanes3(lanes_max(a, lanes_max(b, c)))};
     return r;
 }
 
@@ -203,7 +206,7 @@ static void recs_box(const box_rec* r, int count, f4* lo, f4* hi) {
         h = lanes_max(h, r[i].hi);
     }
     *lo = lanes3(l);
-    *hi = lanes3(h);
+    *hi = h;
 }
 
 static int split_axis(f4 tlo, f4 thi) {
@@ -269,23 +272,32 @@ static int split(boxtree_builder* bb, int first, int count, f4 tlo, f4 thi, int 
         float mid = 0.5f * (tlo[axis] + thi[axis]);
         const f4 inf = {INFINITY, INFINITY, INFINITY, INFINITY};
         f4 llo = inf, lhi = -inf, rlo = inf, rhi = -inf;
+        // Hoare's scheme: each scan stops at the first record that belongs
+        // to the other side; after the first swap, the swapped pair stops
+        // the scans, so they need no bounds.
         box_rec *i = r, *j = r + count - 1;
-        for (;;) {
-            while (i <= j && rec_centroid(i, axis) < mid) grow(&llo, &lhi, i++);
-            if (i > j) break;
-            // *i goes right.
+        while (i <= j && rec_centroid(i, axis) < mid) grow(&llo, &lhi, i++);
+        if (i <= j) {
             while (j > i && !(rec_centroid(j, axis) < mid)) grow(&rlo, &rhi, j--);
-            grow(&rlo, &rhi, i);
-            if (j == i) break;
-            // *j goes left.
-            grow(&llo, &lhi, j);
-            box_rec t = *i;
-            *i++ = *j;
-            *j-- = t;
+            if (j == i) {
+                grow(&rlo, &rhi, i);
+            } else {
+                for (;;) {
+                    // *i goes right and *j left.
+                    grow(&rlo, &rhi, i);
+                    grow(&llo, &lhi, j);
+                    box_rec t = *i;
+                    *i++ = *j;
+                    *j-- = t;
+                    while (rec_centroid(i, axis) < mid) grow(&llo, &lhi, i++);
+                    while (!(rec_centroid(j, axis) < mid)) grow(&rlo, &rhi, j--);
+                    if (i > j) break;
+                }
+            }
         }
         int left = (int)(i - r);
         if (left > 0 && left < count) {
-            kid[0] = lanes3(llo), kid[1] = lanes3(lhi), kid[2] = lanes3(rlo), kid[3] = lanes3(rhi);
+            kid[0] = lanes3(llo), kid[1] = lhi, kid[2] = lanes3(rlo), kid[3] = rhi;
             return left;
         }
     }
@@ -298,20 +310,20 @@ static int split(boxtree_builder* bb, int first, int count, f4 tlo, f4 thi, int 
     return left;
 }
 
-// Sets node `index`'s pair codes and planes for its children's true boxes
-// in `kid`, cutting the box `qlo..qhi`; returns the pair codes.
-static inline void store_faces(mid_boxtree_node* n, int left, f4 qlo, f4 qhi, const f4 kid[4],
-                        unsigned pair[2]) {
+// Sets node `n`'s pair codes and planes for its children's true boxes in
+// `kid`, cutting the box `qlo..qhi`.
+static inline void store_faces(mid_boxtree_node* n, int left, f4 qlo, f4 qhi, const f4 kid[4]) {
     face_frame frame = frame_of(qlo, qhi);  // both children cut the same box
-    pair[0] = choose_faces(&frame, kid[0], kid[1], &n->plane[0]);
-    pair[1] = choose_faces(&frame, kid[2], kid[3], &n->plane[2]);
-    n->packed = (uint32_t)left << 8 | pair[0] << 4 | pair[1];
+    unsigned lpair = choose_faces(&frame, kid[0], kid[1], &n->plane[0]);
+    unsigned rpair = choose_faces(&frame, kid[2], kid[3], &n->plane[2]);
+    n->packed = (uint32_t)left << 8 | lpair << 4 | rpair;
 }
 
 // A build's node of two triangles (a third of all nodes): mid_partition's
-// choice without a pass, and two leaves.
-static void build_pair(boxtree_builder* bb, int index, int first, f4 tlo, f4 thi, f4 qlo,
-                       f4 qhi, int depth) {
+// choice without a pass, and two leaves. Inlined into its parent, which
+// saves a call on a third of the nodes.
+CAROM_FORCE_INLINE void build_pair(boxtree_builder* bb, int index, int first, f4 tlo, f4 thi,
+                                   f4 qlo, f4 qhi, int depth) {
     if (depth + 1 > bb->depth) bb->depth = depth + 1;
     const box_rec* in = bb->recs + first;
     int axis = split_axis(tlo, thi);
@@ -325,9 +337,8 @@ static void build_pair(boxtree_builder* bb, int index, int first, f4 tlo, f4 thi
     }
     const box_rec* l = &in[swap];
     const box_rec* r = &in[!swap];
-    f4 kid[4] = {lanes3(l->lo), lanes3(l->hi), lanes3(r->lo), lanes3(r->hi)};
-    unsigned pair[2];
-    store_faces(&bb->nodes[index], 1, qlo, qhi, kid, pair);
+    f4 kid[4] = {lanes3(l->lo), l->hi, lanes3(r->lo), r->hi};
+    store_faces(&bb->nodes[index], 1, qlo, qhi, kid);
     bb->b->order[first] = rec_id(l);
     bb->b->order[first + 1] = rec_id(r);
 }
@@ -351,6 +362,29 @@ static void range_box(const boxtree_builder* bb, int first, int count, f4* lo, f
     }
 }
 
+static void build_node(boxtree_builder* bb, int index, int first, int count, f4 tlo, f4 thi,
+                       f4 qlo, f4 qhi, int depth);
+
+// Child `side` (0 left, 1 right) of node `n`, which cuts `qlo..qhi`: a
+// child of two or more triangles is a node, its box exactly as every walk
+// will compute it; one triangle is a leaf, its place in the tree order
+// final.
+static inline void build_child(boxtree_builder* bb, const mid_boxtree_node* n, int side, int index,
+                               int first, int count, f4 tlo, f4 thi, f4 qlo, f4 qhi, int depth) {
+    if (count == 1) {
+        if (bb->b) bb->b->order[first] = rec_id(&bb->recs[first]);
+        return;
+    }
+    unsigned pair = side ? n->packed & 15u : (n->packed >> 4) & 15u;
+    f4 cq[2];
+    mid_boxtree_child(qlo, qhi, pair, &n->plane[2 * side], &cq[0], &cq[1]);
+    if (count == 2 && bb->b) {
+        build_pair(bb, index, first, tlo, thi, cq[0], cq[1], depth);
+    } else {
+        build_node(bb, index, first, count, tlo, thi, cq[0], cq[1], depth);
+    }
+}
+
 // Node `index` covers `count` >= 2 triangles from `first`; `tlo..thi` is
 // their true box and `qlo..qhi` the box traversals will see (its parent's,
 // with two faces moved). A build partitions; a refit keeps the split.
@@ -367,67 +401,40 @@ static void build_node(boxtree_builder* bb, int index, int first, int count, f4 
         range_box(bb, first, left, &kid[0], &kid[1]);
         range_box(bb, first + left, count - left, &kid[2], &kid[3]);
     }
-    unsigned pair[2];
-    store_faces(n, left, qlo, qhi, kid, pair);
-    // A child of two or more triangles is a node: its box exactly as every
-    // walk will compute it. One triangle is a leaf, its place in the tree
-    // order final.
-    int firsts[2] = {first, first + left}, counts[2] = {left, count - left};
-    int indices[2] = {index + 1, index + left};
-    for (int i = 0; i < 2; ++i) {
-        if (counts[i] == 1) {
-            if (bb->b) bb->b->order[firsts[i]] = rec_id(&bb->recs[firsts[i]]);
-            continue;
-        }
-        f4 cq[2];
-        mid_boxtree_child(qlo, qhi, pair[i], &n->plane[2 * i], &cq[0], &cq[1]);
-        if (counts[i] == 2 && bb->b) {
-            build_pair(bb, indices[i], firsts[i], kid[2 * i], kid[2 * i + 1], cq[0], cq[1],
-                       depth + 1);
-        } else {
-            build_node(bb, indices[i], firsts[i], counts[i], kid[2 * i], kid[2 * i + 1], cq[0],
-                       cq[1], depth + 1);
-        }
-    }
+    store_faces(n, left, qlo, qhi, kid);
+    build_child(bb, n, 0, index + 1, first, left, kid[0], kid[1], qlo, qhi, depth + 1);
+    build_child(bb, n, 1, index + left, first + left, count - left, kid[2], kid[3], qlo, qhi,
+                depth + 1);
 }
 
 carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b) {
     int n = b->count;
-    mid_boxtree_node* nodes = NULL;
-    box_rec* recs = NULL;
-    if (n > 1) {
-        nodes = carom_alloc((size_t)(n - 1) * sizeof *nodes);
-        recs = carom_alloc((size_t)n * sizeof *recs);
-        if (!nodes || !recs) {
-            carom_free(nodes);
-            carom_free(recs);
-            return CAROM_ERR_OUT_OF_MEMORY;
-        }
+    mid_boxtree_node* nodes = n > 1 ? carom_alloc((size_t)(n - 1) * sizeof *nodes) : NULL;
+    box_rec* recs = carom_alloc((size_t)n * sizeof *recs);
+    if ((n > 1 && !nodes) || !recs) {
+        carom_free(nodes);
+        carom_free(recs);
+        return CAROM_ERR_OUT_OF_MEMORY;
     }
     boxtree_builder bb = {b, mesh->data, nodes, recs, 0};
+    // The root box as the AABB tree's mid_range_box finds it, in the same
+    // order.
+    recs[0] = rec_of(&bb, 0);
+    f4 lo = recs[0].lo, hi = recs[0].hi;
+    for (int t = 1; t < n; ++t) {
+        recs[t] = rec_of(&bb, t);
+        lo = lanes_min(lo, recs[t].lo);
+        hi = lanes_max(hi, recs[t].hi);
+    }
+    lo = lanes3(lo);
+    mesh->data->root_min = f4_to(lo);
+    mesh->data->root_max = f4_to(hi);
     if (n == 1) {
-        box_rec r = rec_of(&bb, 0);
-        mesh->data->root_min = f4_to(lanes3(r.lo));
-        mesh->data->root_max = f4_to(r.hi);
         b->order[0] = 0;
+    } else if (n == 2) {
+        build_pair(&bb, 0, 0, lo, hi, lo, hi, 0);
     } else {
-        // The root box as the AABB tree's mid_range_box finds it, in the
-        // same order.
-        recs[0] = rec_of(&bb, 0);
-        f4 lo = recs[0].lo, hi = recs[0].hi;
-        for (int t = 1; t < n; ++t) {
-            recs[t] = rec_of(&bb, t);
-            lo = lanes_min(lo, recs[t].lo);
-            hi = lanes_max(hi, recs[t].hi);
-        }
-        lo = lanes3(lo);
-        mesh->data->root_min = f4_to(lo);
-        mesh->data->root_max = f4_to(hi);
-        if (n == 2) {
-            build_pair(&bb, 0, 0, lo, hi, lo, hi, 0);
-        } else {
-            build_node(&bb, 0, 0, n, lo, hi, lo, hi, 0);
-        }
+        build_node(&bb, 0, 0, n, lo, hi, lo, hi, 0);
     }
     carom_free(recs);
     mesh->data->box_nodes = nodes;
