@@ -962,10 +962,21 @@ static carom_status grid_find(grid* g, const broad_world* w, const carom_aabb* w
 // querying the cells around it (for the boxes stored there) and by sweeping
 // the stale boxes together with the rebuild's big ones (for each other).
 // The last update's pairs between boxes that did not change this update
-// hold as they are. Past one box in GRID_STALE_SHARE (or GRID_STALE_MAX
-// boxes, which bounds the sweep), or after an error, the update rebuilds.
+// hold as they are. Past one box in GRID_STALE_SHARE, or past the sweep's
+// bound (grid_stale_limit), or after an error, the update rebuilds.
 #define GRID_STALE_SHARE 16
-#define GRID_STALE_MAX 4096
+#define GRID_STALE_MIN_BOUND 4096
+
+// The stale boxes sweep against each other: k of them piled together cost
+// k^2 / 2 tests, where a rebuild costs about n. With k at most n / 16 and
+// at most max(4096, 16 sqrt(n)), that worst case stays within 128 n tests,
+// while 1% of a million boxes moving (10,000) still reuses the cells.
+static int grid_stale_limit(int proxies) {
+    double bound = 16.0 * sqrt((double)proxies);
+    if (bound < GRID_STALE_MIN_BOUND) bound = GRID_STALE_MIN_BOUND;
+    int share = proxies / GRID_STALE_SHARE;
+    return (double)share < bound ? share : (int)bound;
+}
 
 // Per-slot marks for every slot below `slots` (new ones unmarked), and room
 // in the stale list for every slot, so that remove need not allocate.
@@ -1121,9 +1132,7 @@ static carom_status grid_find_pairs(void* state, const broad_world* world, broad
     if (grid_reserve_marks(g, world->slot_end)) {
         // Every moved slot becomes stale, so past the limit on moves alone
         // this update rebuilds, and a rebuild needs no marks.
-        const int stale_limit = world->proxy_count / GRID_STALE_SHARE < GRID_STALE_MAX
-                                    ? world->proxy_count / GRID_STALE_SHARE
-                                    : GRID_STALE_MAX;
+        const int stale_limit = grid_stale_limit(world->proxy_count);
         bool reuse = g->last_valid && world->moved_count <= stale_limit;
         for (int i = 0; reuse && i < world->moved_count; i++) {
             int s = world->moved[i];
