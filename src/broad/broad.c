@@ -371,7 +371,8 @@ static inline carom_status move_proxy(carom_broad_data* data, int id, const caro
     w->box[slot] = *box;
     w->motion[slot] = displacement;
     const f4 end_lo = lo + d, end_hi = hi + d;
-    w->fat[slot] = (carom_aabb){f4_to(f4_select(lo < end_lo, lo, end_lo)), f4_to(f4_max(hi, end_hi))};
+    w->fat[slot] =
+        (carom_aabb){f4_to(f4_select(lo < end_lo, lo, end_lo)), f4_to(f4_max(hi, end_hi))};
     w->state[slot] = (uint8_t)((w->state[slot] & ~BROAD_SLOT_STILL) | motion_bits(d));
     if (data->ops->move) data->ops->move(data->state, w, slot);
     mark_moved(w, slot);

@@ -163,8 +163,8 @@ static double grid_cell_floor(double cell, double coord_max) {
 // conversion in range, and a clamped box lands in a border cell.
 static inline int grid_axis_cell(double x, double origin, double inv_cell, int n) {
     double t = (x - origin) * inv_cell;
-    // Selects rather than branches: a compare and a min or max each, where
-    // a box near a wall would make a branch unpredictable.
+    // Clamped by selects, which the compiler may make branch-free, where an
+    // early return mispredicts for boxes near a wall; a NaN clamps to 0.
     t = t > 0.0 ? t : 0.0;
     t = t < (double)(n - 1) ? t : (double)(n - 1);
     return (int)t;
