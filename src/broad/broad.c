@@ -138,9 +138,11 @@ float carom_aabb_sweep_time(carom_aabb a, vec3s da, carom_aabb b, vec3s db) {
 
 // ---- the proxy table ----------------------------------------------------------------------
 
-static carom_aabb fat_box(carom_aabb box, vec3s d) {
-    carom_aabb end = {v3_add(box.min, d), v3_add(box.max, d)};
-    return (carom_aabb){v3_min(box.min, end.min), v3_max(box.max, end.max)};
+// The box around a box's corners lo, hi at the start and the end of the
+// step (displacement d).
+static inline carom_aabb fat_box(f4 lo, f4 hi, f4 d) {
+    const f4 end_lo = lo + d, end_hi = hi + d;
+    return (carom_aabb){f4_to(f4_select(lo < end_lo, lo, end_lo)), f4_to(f4_max(hi, end_hi))};
 }
 
 // Grows every slot array to hold `need` slots. All or nothing, so a failed
@@ -335,7 +337,7 @@ carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3
     }
     w->box[slot] = box;
     w->motion[slot] = displacement;
-    w->fat[slot] = fat_box(box, displacement);
+    w->fat[slot] = fat_box(f4_from(box.min), f4_from(box.max), f4_from(displacement));
     w->id[slot] = id;
     w->state[slot] = BROAD_SLOT_ALIVE | motion_bits(f4_from(displacement));
     w->moved_index[slot] = -1;
@@ -370,9 +372,7 @@ static inline carom_status move_proxy(carom_broad_data* data, int id, const caro
 
     w->box[slot] = *box;
     w->motion[slot] = displacement;
-    const f4 end_lo = lo + d, end_hi = hi + d;
-    w->fat[slot] =
-        (carom_aabb){f4_to(f4_select(lo < end_lo, lo, end_lo)), f4_to(f4_max(hi, end_hi))};
+    w->fat[slot] = fat_box(lo, hi, d);
     w->state[slot] = (uint8_t)((w->state[slot] & ~BROAD_SLOT_STILL) | motion_bits(d));
     if (data->ops->move) data->ops->move(data->state, w, slot);
     mark_moved(w, slot);

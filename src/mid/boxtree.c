@@ -327,11 +327,12 @@ CAROM_FORCE_INLINE void build_pair(boxtree_builder* bb, int index, int first, f4
     if (depth + 1 > bb->depth) bb->depth = depth + 1;
     const box_rec* in = bb->recs + first;
     int axis = split_axis(tlo, thi);
-    float c0 = rec_centroid(&in[0], axis), c1 = rec_centroid(&in[1], axis);
+    const float mid = 0.5f * (tlo[axis] + thi[axis]);
+    const bool left0 = rec_centroid(&in[0], axis) < mid;
+    const bool left1 = rec_centroid(&in[1], axis) < mid;
     bool swap;
-    if (depth < MID_MEDIAN_DEPTH && (c0 < 0.5f * (tlo[axis] + thi[axis])) !=
-                                        (c1 < 0.5f * (tlo[axis] + thi[axis]))) {
-        swap = !(c0 < 0.5f * (tlo[axis] + thi[axis]));
+    if (depth < MID_MEDIAN_DEPTH && left0 != left1) {
+        swap = !left0;
     } else {
         swap = rec_before(&in[1], &in[0], axis);  // split by count
     }
