@@ -376,6 +376,47 @@ static void test_collide_analytic(void** state) {
     carom_mesh_destroy(&b);
 }
 
+// Triangles that cross each other's planes meet along the planes' common
+// line in one segment each, and intersect when the segments overlap: the
+// leaf test decides most such pairs from the segments alone and leaves
+// those within its rounding margin to the separating axes. Here A's segment
+// on the y axis is [-1, 0.54] and B's is [-3, -1] shifted by dy, at plane
+// angles from square to 0.12 rad; no corner lies on the other's plane.
+static void test_collide_crossing_segments(void** state) {
+    (void)state;
+    vec3s va[3] = {{{-1, -1, 0}}, {{1, -1, 0}}, {{0.3f, 1, 0}}};
+    vec3s vb[3] = {{{0, -3, -1}}, {{0, -3, 1}}, {{0, 1, 1}}};  // plane x = 0
+    int idx[3] = {0, 1, 2};
+    carom_mesh a, b;
+    assert_int_equal(carom_mesh_create(va, 3, idx, 1, NULL, &a), CAROM_OK);
+    assert_int_equal(carom_mesh_create(vb, 3, idx, 1, NULL, &b), CAROM_OK);
+    const float angles[] = {0.0f, 0.3f, 0.8f, 1.2f, 1.45f};  // B turned about the y axis
+    const struct {
+        float dy;
+        int pairs;
+    } shifts[] = {{-0.1f, 0}, {-1e-3f, 0}, {-1e-4f, 0}, {1e-4f, 1}, {1e-3f, 1}, {0.1f, 1}};
+    for (size_t i = 0; i < sizeof angles / sizeof *angles; ++i) {
+        for (size_t j = 0; j < sizeof shifts / sizeof *shifts; ++j) {
+            carom_xform pose =
+                carom_xform_make((vec3s){{0, shifts[j].dy, 0}}, (vec3s){{0, 1, 0}}, angles[i]);
+            carom_mesh_query_result r =
+                carom_mesh_collide_pairs(&a, carom_xform_identity(), &b, pose, false, NULL, 0);
+            if (r.found != shifts[j].pairs) {
+                fail_msg("angle %g, dy %g: %d pairs", angles[i], shifts[j].dy, r.found);
+            }
+            // Swapped, the other triangle's plane leads.
+            r = carom_mesh_collide_pairs(&b, pose, &a, carom_xform_identity(), false, NULL, 0);
+            assert_int_equal(r.found, shifts[j].pairs);
+        }
+    }
+    // Unturned and unshifted the segments share an end: closed triangles touch.
+    carom_mesh_query_result r = carom_mesh_collide_pairs(&a, carom_xform_identity(), &b,
+                                                         carom_xform_identity(), false, NULL, 0);
+    assert_int_equal(r.found, 1);
+    carom_mesh_destroy(&a);
+    carom_mesh_destroy(&b);
+}
+
 static void bounds_of(const mesh_data* md, double lo[3], double hi[3]) {
     for (int k = 0; k < 3; ++k) {
         lo[k] = INFINITY;
@@ -1041,6 +1082,7 @@ int main(void) {
     if (getenv("CAROM_TEST_FILTER")) cmocka_set_test_filter(getenv("CAROM_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_collide_analytic),
+        cmocka_unit_test(test_collide_crossing_segments),
         cmocka_unit_test(test_collide_coplanar_at_every_scale),
         cmocka_unit_test(test_collide_soups),
         cmocka_unit_test(test_collide_real_meshes),

@@ -56,7 +56,7 @@ typedef struct carom_mesh_desc {
 } carom_mesh_desc;
 
 /// Default triangles per AABB-tree leaf.
-#define CAROM_MESH_DEFAULT_LEAF_SIZE 2
+#define CAROM_MESH_DEFAULT_LEAF_SIZE 4
 
 /// A triangle mesh and its tree. Create with `carom_mesh_create`, free with
 /// `carom_mesh_destroy`. The fields are read-only for the caller.
@@ -120,7 +120,9 @@ typedef struct carom_mesh_query_result {
     int found;               ///< results reported (pairs, triangles)
     bool stopped;            ///< the callback returned false
     int node_tests;          ///< bounding-box tests made
-    int triangle_tests;      ///< exact triangle tests made
+    /// Triangles (pairs, for mesh against mesh) reached in leaves and
+    /// tested, however early the test settled them.
+    int triangle_tests;
 } carom_mesh_query_result;
 
 /// Called once per result; return false to stop the query.

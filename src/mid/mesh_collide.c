@@ -30,17 +30,45 @@ bool mid_pair_frame_init(const carom_mesh* a, carom_xform pose_a, const carom_me
     return isfinite(f->slack);
 }
 
-// A triangle ready for leaf tests: corners in a's frame and their box.
+// A triangle ready for leaf tests, in a's frame: its corners, their box,
+// the corners side by side (lanes v0, v1, v2, v2) and its plane n . x = d
+// with n on four lanes, so the other triangle's corners meet the plane in
+// a few vector operations.
 typedef struct leaf_triangle {
     f4 v[3];
     f4 lo, hi;
+    f4 x, y, z;
+    f4 nx, ny, nz, d;
+    f4 tolerance;  // how far from the plane a corner must be for the cull
 } leaf_triangle;
 
-static inline void leaf_triangle_box(leaf_triangle* t) {
+static inline f4 lanes4(float v) { return (f4){v, v, v, v}; }
+
+// The plane cull is done on the corners as they are, while the exact test
+// works on them relative to a's first corner: the two round differently.
+// A corner's plane distance is trusted only beyond a bound on both
+// errors. Corners lie within about 3 * scale of the origin (the scale
+// the pair frame's slack comes from), and each distance is off by at most
+// a few float epsilons of 3 * scale * |n|; the bound, 4 * slack * |n|_1 =
+// 4e-5 * scale * |n|_1, is seven times that. A normal so small that its
+// rounding could turn it gets no cull at all.
+static inline void leaf_triangle_prepare(leaf_triangle* t, float slack) {
     t->lo = f4_select(t->v[0] < t->v[1], t->v[0], t->v[1]);
     t->hi = f4_max(t->v[0], t->v[1]);
     t->lo = f4_select(t->lo < t->v[2], t->lo, t->v[2]);
     t->hi = f4_max(t->hi, t->v[2]);
+    f4 t0 = __builtin_shufflevector(t->v[0], t->v[1], 0, 4, 1, 5);  // x0 x1 y0 y1
+    f4 t1 = __builtin_shufflevector(t->v[0], t->v[1], 2, 6, 2, 6);  // z0 z1 z0 z1
+    t->x = __builtin_shufflevector(t0, t->v[2], 0, 1, 4, 4);
+    t->y = __builtin_shufflevector(t0, t->v[2], 2, 3, 5, 5);
+    t->z = __builtin_shufflevector(t1, t->v[2], 0, 1, 6, 6);
+    f4 n = f4_cross(t->v[1] - t->v[0], t->v[2] - t->v[1]);
+    t->nx = mid_broadcast(n, 0);
+    t->ny = mid_broadcast(n, 1);
+    t->nz = mid_broadcast(n, 2);
+    t->d = lanes4(f4_dot(n, t->v[0]));
+    float n1 = f4_abs(n)[0] + f4_abs(n)[1] + f4_abs(n)[2];
+    t->tolerance = lanes4(n1 >= 1e-20f ? 4.0f * slack * n1 : INFINITY);
 }
 
 static inline void leaf_triangle_of_b(const mid_pair_frame* f, const f4 vb[3], leaf_triangle* t) {
@@ -48,19 +76,29 @@ static inline void leaf_triangle_of_b(const mid_pair_frame* f, const f4 vb[3], l
         t->v[k] = f->col[0] * mid_broadcast(vb[k], 0) + f->col[1] * mid_broadcast(vb[k], 1) +
                   f->col[2] * mid_broadcast(vb[k], 2) + f->trans4;
     }
-    leaf_triangle_box(t);
+    leaf_triangle_prepare(t, f->slack);
+}
+
+// True when o lies wholly beyond t's plane, by more than the tolerance.
+static inline bool beyond_plane(const leaf_triangle* t, const leaf_triangle* o) {
+    f4 s = o->x * t->nx + o->y * t->ny + o->z * t->nz - t->d;
+    return i4_mask4(s > t->tolerance) == 15 || i4_mask4(s < -t->tolerance) == 15;
 }
 
 // The triangles' boxes first: most leaf pairs of a mesh query are apart on
-// some coordinate axis, and this settles them for a few comparisons.
+// some coordinate axis, and this settles them for a few comparisons. Then
+// each plane against the other's corners, which settles most of the rest
+// (near-coincident surfaces above all) before the exact test. Both culls
+// only ever reject pairs the exact test rejects.
 static inline bool leaf_triangles_intersect(const leaf_triangle* a, const leaf_triangle* b) {
     if (mid_any3((a->hi < b->lo) | (b->hi < a->lo))) return false;
+    if (beyond_plane(a, b) || beyond_plane(b, a)) return false;
     return mid_triangles_intersect_f4(a->v, b->v);
 }
 
 bool mid_pair_frame_triangles_f4(const mid_pair_frame* f, const f4 va[3], const f4 vb[3]) {
-    leaf_triangle a = {{va[0], va[1], va[2]}, {0}, {0}}, b;
-    leaf_triangle_box(&a);
+    leaf_triangle a = {.v = {va[0], va[1], va[2]}}, b;
+    leaf_triangle_prepare(&a, f->slack);
     leaf_triangle_of_b(f, vb, &b);
     return leaf_triangles_intersect(&a, &b);
 }
@@ -135,39 +173,66 @@ typedef struct collide_ctx {
     carom_mesh_pair_fn* fn;
     void* user;
     carom_mesh_query_result* r;
-    int b_tag[MID_LEAF_CACHE];  // tree position held by each slot, -1 for none
+    int a_tag[MID_LEAF_CACHE];  // tree position held by each slot, -1 for none
+    int b_tag[MID_LEAF_CACHE];
+    leaf_triangle a_cache[MID_LEAF_CACHE];
     leaf_triangle b_cache[MID_LEAF_CACHE];
 } collide_ctx;
 
-// b's triangle at tree position p, moved into a's frame: kept in a small
-// direct-mapped cache, because the traversal meets each of b's leaves again
-// for each of a's leaves under the same node.
+// A zero-area triangle is never reported: its entry gets an empty box
+// (lo above hi), which the box test rejects against anything.
+static inline void leaf_triangle_mark(leaf_triangle* t, const struct carom_mesh_data* d, int p) {
+    if (d->ids[p] & MID_DEGENERATE_BIT) {
+        t->lo = (f4){INFINITY, INFINITY, INFINITY, 0};
+        t->hi = (f4){-INFINITY, -INFINITY, -INFINITY, 0};
+    }
+}
+
+// The triangles at tree positions p, ready for the leaf test, are kept in
+// small direct-mapped caches: the traversal meets each leaf again for each
+// leaf of the other tree under the same node.
+static inline const leaf_triangle* a_triangle(collide_ctx* c, int p) {
+    unsigned slot = (unsigned)p & (MID_LEAF_CACHE - 1);
+    if (c->a_tag[slot] != p) {
+        leaf_triangle* t = &c->a_cache[slot];
+        mid_load_triangle(c->a.t.d, p, t->v);
+        leaf_triangle_prepare(t, c->f->slack);
+        leaf_triangle_mark(t, c->a.t.d, p);
+        c->a_tag[slot] = p;
+    }
+    return &c->a_cache[slot];
+}
+
 static inline const leaf_triangle* b_triangle(collide_ctx* c, int p) {
     unsigned slot = (unsigned)p & (MID_LEAF_CACHE - 1);
     if (c->b_tag[slot] != p) {
+        leaf_triangle* t = &c->b_cache[slot];
         f4 v[3];
         mid_load_triangle(c->b.t.d, p, v);
-        leaf_triangle_of_b(c->f, v, &c->b_cache[slot]);
+        leaf_triangle_of_b(c->f, v, t);
+        leaf_triangle_mark(t, c->b.t.d, p);
         c->b_tag[slot] = p;
     }
     return &c->b_cache[slot];
 }
 
-// Every triangle pair of two leaves; false when the callback stops.
-static bool collide_leaves(collide_ctx* c, const mid_walk_node* na, const mid_walk_node* nb) {
-    const struct carom_mesh_data* da = c->a.t.d;
-    const struct carom_mesh_data* db = c->b.t.d;
-    for (int pa = na->first; pa < na->first + na->count; ++pa) {
-        if (da->ids[pa] & MID_DEGENERATE_BIT) continue;
-        leaf_triangle ta;
-        mid_load_triangle(da, pa, ta.v);
-        leaf_triangle_box(&ta);
-        for (int pb = nb->first; pb < nb->first + nb->count; ++pb) {
-            if (db->ids[pb] & MID_DEGENERATE_BIT) continue;
-            ++c->r->triangle_tests;
-            if (!leaf_triangles_intersect(&ta, b_triangle(c, pb))) continue;
+// Every triangle pair of two leaves, triangles [first_a, first_a + count_a)
+// of a and the like of b; false when the callback stops. The cache holds
+// both leaves at once: a leaf is at most MID_MAX_LEAF_SIZE consecutive
+// positions, fewer than the cache's slots, so b's entries cannot evict each
+// other while they are in use.
+static inline bool collide_leaves(collide_ctx* c, int first_a, int count_a, int first_b,
+                                  int count_b) {
+    const leaf_triangle* tb[MID_MAX_LEAF_SIZE];
+    for (int j = 0; j < count_b; ++j) tb[j] = b_triangle(c, first_b + j);
+    c->r->triangle_tests += count_a * count_b;
+    for (int i = 0; i < count_a; ++i) {
+        const leaf_triangle* ta = a_triangle(c, first_a + i);
+        for (int j = 0; j < count_b; ++j) {
+            if (!leaf_triangles_intersect(ta, tb[j])) continue;
             ++c->r->found;
-            carom_triangle_pair pair = {da->ids[pa] & MID_ID_MASK, db->ids[pb] & MID_ID_MASK};
+            carom_triangle_pair pair = {c->a.t.d->ids[first_a + i] & MID_ID_MASK,
+                                        c->b.t.d->ids[first_b + j] & MID_ID_MASK};
             if (!c->fn(c->user, pair)) {
                 c->r->stopped = true;
                 return false;
@@ -183,7 +248,9 @@ static bool collide_leaves(collide_ctx* c, const mid_walk_node* na, const mid_wa
 // at most the two trees' depths together deep (<= 2 * CAROM_MESH_MAX_DEPTH
 // frames of a few hundred bytes). Returns false when the callback stops.
 static bool descend(collide_ctx* c, const hnode* a, const hnode* b) {
-    if (a->n.leaf && b->n.leaf) return collide_leaves(c, &a->n, &b->n);
+    if (a->n.leaf && b->n.leaf) {
+        return collide_leaves(c, a->n.first, a->n.count, b->n.first, b->n.count);
+    }
     hnode k[2];
     if (b->n.leaf || (!a->n.leaf && a->size >= b->size)) {
         hnode_children(&c->a, a, k);
@@ -220,8 +287,14 @@ carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose
         r.state = CAROM_INVALID_INPUT;
         return r;
     }
-    collide_ctx c = {.f = &f, .fn = fn, .user = user, .r = &r};
-    for (int i = 0; i < MID_LEAF_CACHE; ++i) c.b_tag[i] = -1;
+    // Field by field: an initializer would clear the caches, tens of
+    // kilobytes, which a first-hit query would pay for on every call.
+    collide_ctx c;
+    c.f = &f;
+    c.fn = fn;
+    c.user = user;
+    c.r = &r;
+    for (int i = 0; i < MID_LEAF_CACHE; ++i) c.a_tag[i] = c.b_tag[i] = -1;
     c.slack = (f4){f.slack, f.slack, f.slack, f.slack};
     // b into a: x_a = rot x_b + trans; a into b: x_b = rot^T x_a - rot^T trans.
     carom_rot inverse;

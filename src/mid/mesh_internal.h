@@ -11,6 +11,9 @@
 #define MID_DEGENERATE_BIT (1 << 30)
 #define MID_ID_MASK (MID_DEGENERATE_BIT - 1)
 
+// Most triangles in an AABB-tree leaf (carom_mesh_desc.leaf_size).
+#define MID_MAX_LEAF_SIZE 16
+
 // AABB tree node, 32 bytes. A leaf holds triangles [first, first + count) of
 // the tree-ordered arrays; an inner node (count == 0) has its children at
 // `first` and `first + 1`, so siblings share a cache line.
