@@ -90,6 +90,46 @@ static void walk(const mid_tree* t, const mid_walk_node* n, int depth, int* seen
     walk(t, &r, depth + 1, seen, max_depth);
 }
 
+// The wide view of an AABB tree: each lane is the centre and half extents
+// of a binary node two levels below (or one, for a leaf child), computed as
+// walks compute them, and its leaves cover every triangle exactly once.
+static void walk_wide(const struct carom_mesh_data* d, int w, int binary, int* seen) {
+    const mid_wide_node* n = &d->wide_nodes[w];
+    const mid_aabb_node* b = d->aabb_nodes;
+    int expect[4], count = 0;
+    for (int i = 0; i < 2; ++i) {
+        int k = b[binary].first + i;
+        if (b[k].count > 0) {
+            expect[count++] = k;
+        } else {
+            expect[count++] = b[k].first;
+            expect[count++] = b[k].first + 1;
+        }
+    }
+    assert_int_equal(n->count, count);
+    for (int i = 0; i < 4; ++i) {
+        for (int k = 0; k < 3; ++k) {
+            if (i >= count) {
+                assert_true(n->half[k][i] == -MID_WIDE_EMPTY);
+                continue;
+            }
+            const mid_aabb_node* s = &b[expect[i]];
+            assert_true(n->center[k][i] == (s->min[k] + s->max[k]) * 0.5f);
+            assert_true(n->half[k][i] == (s->max[k] - s->min[k]) * 0.5f);
+        }
+        if (i >= count) continue;
+        if (b[expect[i]].count > 0) {
+            assert_int_equal(n->child[i], ~expect[i]);
+            for (int p = b[expect[i]].first; p < b[expect[i]].first + b[expect[i]].count; ++p) {
+                seen[d->ids[p] & MID_ID_MASK]++;
+            }
+        } else {
+            assert_true(n->child[i] > w && n->child[i] < d->wide_count);
+            walk_wide(d, n->child[i], expect[i], seen);
+        }
+    }
+}
+
 static void check_tree(const carom_mesh* m) {
     int* seen = calloc((size_t)m->triangle_count, sizeof(int));
     int max_depth = 0;
@@ -99,6 +139,15 @@ static void check_tree(const carom_mesh* m) {
     walk(&t, &root, 0, seen, &max_depth);
     for (int i = 0; i < m->triangle_count; ++i) assert_int_equal(seen[i], 1);
     assert_int_equal(max_depth, m->depth);
+    const struct carom_mesh_data* d = m->data;
+    if (m->tree != CAROM_TREE_BOXTREE && m->node_count > 1) {
+        memset(seen, 0, (size_t)m->triangle_count * sizeof(int));
+        assert_non_null(d->wide_nodes);
+        walk_wide(d, 0, 0, seen);
+        for (int i = 0; i < m->triangle_count; ++i) assert_int_equal(seen[i], 1);
+    } else {
+        assert_null(d->wide_nodes);
+    }
     free(seen);
 }
 

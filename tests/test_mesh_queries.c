@@ -85,6 +85,25 @@ static mesh_data make_soup(int n, double spread, double size, unsigned long long
     return md;
 }
 
+// A soup of slivers: each triangle a random segment of length up to
+// 2 * `size` with its third corner `width` off the segment's middle, so its
+// normal is far shorter than its edges squared.
+static mesh_data make_slivers(int n, double spread, double size, double width,
+                              unsigned long long seed) {
+    mesh_data md = make_soup(n, spread, size, seed);
+    ref_rng rng = {seed + 1};
+    for (int t = 0; t < n; ++t) {
+        float* v0 = md.vertices[3 * t];
+        float* v1 = md.vertices[3 * t + 1];
+        float* v2 = md.vertices[3 * t + 2];
+        double off[3];
+        for (int k = 0; k < 3; ++k) off[k] = ref_rng_uniform(&rng, -width, width);
+        for (int k = 0; k < 3; ++k) v2[k] = (float)(0.5 * ((double)v0[k] + v1[k]) + off[k]);
+        md.triangles[t][2] = 3 * t + 2;
+    }
+    return md;
+}
+
 static carom_mesh build(const mesh_data* md, carom_tree_kind kind) {
     carom_mesh m;
     carom_mesh_desc desc = {kind, 0};
@@ -336,6 +355,72 @@ static void test_collide_soups(void** state) {
         check_collide(&a, &b, pa, pb, 20, true, true);
         mesh_free(&a);
         mesh_free(&b);
+    }
+}
+
+// Slivers: the leaf test's plane and segment culls must allow for the
+// rounding of normals far shorter than the edges squared.
+static void test_collide_slivers(void** state) {
+    (void)state;
+    ref_rng rng = {99};
+    for (int trial = 0; trial < 4; ++trial) {
+        mesh_data a = make_slivers(500, 0.3, 0.5, trial % 2 ? 1e-4 : 1e-2, 300 + trial);
+        mesh_data b = make_slivers(500, 0.3, 0.5, trial % 2 ? 1e-2 : 1e-4, 400 + trial);
+        carom_xform pa = random_pose(&rng, 0.5f), pb = random_pose(&rng, 0.5f);
+        check_collide(&a, &b, pa, pb, 10, true, true);
+        mesh_free(&a);
+        mesh_free(&b);
+    }
+}
+
+// A sliver's normal is the small difference of products of its long edges,
+// so its rounding turns the plane by about epsilon * length / width. A
+// triangle that crosses the sliver with its corners far off along the
+// sliver's plane and close to it must not be culled by the plane test on
+// that rounded normal: B stands square on the sliver's plane, its corners
+// 1.5 away and 2e-4 above or below, and cuts through the sliver's middle.
+static void test_collide_sliver_planes(void** state) {
+    (void)state;
+    ref_rng rng = {7};
+    const double w = 1e-4, h = 2e-4;
+    const double sliver[3][3] = {{-0.5, 0, 0}, {0.5, 0, 0}, {0, w, 0}};
+    const double cutter[3][3] = {{1.5, 0.5 * w, -h}, {-1.5, 0.5 * w, h}, {-1.5, 0.5 * w, 3 * h}};
+    int idx[3] = {0, 1, 2};
+    for (int trial = 0; trial < 2000; ++trial) {
+        double q[4], r[3][3];
+        ref_rng_unit_quat(&rng, q);
+        ref_quat_to_matrix(q, r);
+        vec3s va[3], vb[3];
+        for (int i = 0; i < 3; ++i) {
+            for (int k = 0; k < 3; ++k) {
+                double x = 0, y = 0;
+                for (int j = 0; j < 3; ++j) {
+                    x += r[k][j] * sliver[i][j];
+                    y += r[k][j] * cutter[i][j];
+                }
+                va[i].raw[k] = (float)x;
+                vb[i].raw[k] = (float)y;
+            }
+        }
+        // The rounded corners still cross, by the exact answer.
+        double ta[3][3], tb[3][3];
+        for (int i = 0; i < 3; ++i) {
+            for (int k = 0; k < 3; ++k) {
+                ta[i][k] = va[i].raw[k];
+                tb[i][k] = vb[i].raw[k];
+            }
+        }
+        assert_int_equal(ref_tri_tri_intersect(ta, tb), 1);
+        carom_mesh a, b;
+        assert_int_equal(carom_mesh_create(va, 3, idx, 1, NULL, &a), CAROM_OK);
+        assert_int_equal(carom_mesh_create(vb, 3, idx, 1, NULL, &b), CAROM_OK);
+        carom_xform id = carom_xform_identity();
+        carom_mesh_query_result res = carom_mesh_collide_pairs(&a, id, &b, id, false, NULL, 0);
+        if (res.found != 1) fail_msg("trial %d: the cutter misses the sliver", trial);
+        res = carom_mesh_collide_pairs(&b, id, &a, id, false, NULL, 0);
+        if (res.found != 1) fail_msg("trial %d: the sliver misses the cutter", trial);
+        carom_mesh_destroy(&a);
+        carom_mesh_destroy(&b);
     }
 }
 
@@ -1085,6 +1170,8 @@ int main(void) {
         cmocka_unit_test(test_collide_crossing_segments),
         cmocka_unit_test(test_collide_coplanar_at_every_scale),
         cmocka_unit_test(test_collide_soups),
+        cmocka_unit_test(test_collide_slivers),
+        cmocka_unit_test(test_collide_sliver_planes),
         cmocka_unit_test(test_collide_real_meshes),
         cmocka_unit_test(test_collide_house_and_terrain),
         cmocka_unit_test(test_raycast_analytic),

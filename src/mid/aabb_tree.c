@@ -221,7 +221,7 @@ carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah) {
     mesh->node_count = ab.used;
     mesh->depth = ab.depth;
     mesh->tree_bytes = (size_t)ab.used * sizeof *nodes;
-    return CAROM_OK;
+    return mid_wide_build(mesh);  // on failure the caller frees the nodes with the mesh data
 }
 
 void mid_aabb_tree_refit(carom_mesh* mesh) {
@@ -251,4 +251,5 @@ void mid_aabb_tree_refit(carom_mesh* mesh) {
         }
         store_box(n, min, max);
     }
+    mid_wide_refit(mesh);
 }

@@ -17,6 +17,7 @@ static void free_data(struct carom_mesh_data* d) {
     carom_free(d->ids);
     carom_free(d->position);
     carom_free(d->aabb_nodes);
+    carom_free(d->wide_nodes);
     carom_free(d->box_nodes);
     carom_free(d);
 }

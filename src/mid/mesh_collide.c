@@ -38,7 +38,7 @@ typedef struct leaf_triangle {
     f4 v[3];
     f4 lo, hi;
     f4 x, y, z;
-    f4 nx, ny, nz, d;
+    f4 n, nx, ny, nz, d;
     f4 tolerance;  // how far from the plane a corner must be for the cull
 } leaf_triangle;
 
@@ -48,10 +48,13 @@ static inline f4 lanes4(float v) { return (f4){v, v, v, v}; }
 // works on them relative to a's first corner: the two round differently.
 // A corner's plane distance is trusted only beyond a bound on both
 // errors. Corners lie within about 3 * scale of the origin (the scale
-// the pair frame's slack comes from), and each distance is off by at most
-// a few float epsilons of 3 * scale * |n|; the bound, 4 * slack * |n|_1 =
-// 4e-5 * scale * |n|_1, is seven times that. A normal so small that its
-// rounding could turn it gets no cull at all.
+// the pair frame's slack comes from); each distance is off by at most 14
+// float epsilons of scale * |n|_1 from its own arithmetic, and by 30 of
+// scale * L^2 from the normal's rounding (L the largest edge component,
+// which matters for slivers, whose |n| is far below L^2). The bound,
+// 4 * slack * (|n|_1 + L^2) = 4e-5 * scale * (|n|_1 + L^2), is seven times
+// their sum. A normal so small that its rounding could turn it gets no
+// cull at all.
 static inline void leaf_triangle_prepare(leaf_triangle* t, float slack) {
     t->lo = f4_select(t->v[0] < t->v[1], t->v[0], t->v[1]);
     t->hi = f4_max(t->v[0], t->v[1]);
@@ -63,12 +66,14 @@ static inline void leaf_triangle_prepare(leaf_triangle* t, float slack) {
     t->y = __builtin_shufflevector(t0, t->v[2], 2, 3, 5, 5);
     t->z = __builtin_shufflevector(t1, t->v[2], 0, 1, 6, 6);
     f4 n = f4_cross(t->v[1] - t->v[0], t->v[2] - t->v[1]);
+    t->n = n;
     t->nx = mid_broadcast(n, 0);
     t->ny = mid_broadcast(n, 1);
     t->nz = mid_broadcast(n, 2);
     t->d = lanes4(f4_dot(n, t->v[0]));
+    float l = f4_max3(t->hi - t->lo);  // no edge component is longer
     float n1 = f4_abs(n)[0] + f4_abs(n)[1] + f4_abs(n)[2];
-    t->tolerance = lanes4(n1 >= 1e-20f ? 4.0f * slack * n1 : INFINITY);
+    t->tolerance = lanes4(n1 >= 1e-20f ? 4.0f * slack * (n1 + l * l) : INFINITY);
 }
 
 static inline void leaf_triangle_of_b(const mid_pair_frame* f, const f4 vb[3], leaf_triangle* t) {
@@ -79,20 +84,60 @@ static inline void leaf_triangle_of_b(const mid_pair_frame* f, const f4 vb[3], l
     leaf_triangle_prepare(t, f->slack);
 }
 
-// True when o lies wholly beyond t's plane, by more than the tolerance.
-static inline bool beyond_plane(const leaf_triangle* t, const leaf_triangle* o) {
-    f4 s = o->x * t->nx + o->y * t->ny + o->z * t->nz - t->d;
-    return i4_mask4(s > t->tolerance) == 15 || i4_mask4(s < -t->tolerance) == 15;
+// Signed distances (times |n|) of o's corners from t's plane.
+static inline f4 plane_distances(const leaf_triangle* t, const leaf_triangle* o) {
+    return o->x * t->nx + o->y * t->ny + o->z * t->nz - t->d;
+}
+
+// True when every distance is beyond the tolerance on one side.
+static inline bool beyond(f4 s, f4 tolerance) {
+    return i4_mask4(s > tolerance) == 15 || i4_mask4(s < -tolerance) == 15;
+}
+
+// For triangles that cross each other's planes (sa: a's corners against
+// b's plane, sb: b's against a's), the overlap of the segments they cut on
+// the planes' common line decides, as in the exact test, but here on the
+// prepared corners: 1 or 0 when the overlap or the gap clears the margin,
+// -1 when the exact test must decide (a corner on a plane, planes within
+// 1/20 rad or so, or too close a call). Projections are taken from a's
+// first corner, so their rounding scales with the triangles and stays far
+// below 4 * slack * |d|_1 = 4e-5 * scale * |d|_1; the distances are off by
+// less than the plane cull's tolerance, which moves each segment's ends by
+// the error mid_crossing_range reports. The margin is the sum.
+static inline int crossing_verdict(const leaf_triangle* a, const leaf_triangle* b, f4 sa, f4 sb,
+                                   float slack) {
+    if (!mid_straddles(sa) || !mid_straddles(sb)) return -1;
+    f4 d = f4_cross(a->n, b->n);
+    f4 dabs = f4_abs(d);
+    if (!(f4_max3(dabs) > 0.05f * f4_max3(f4_abs(a->n)) * f4_max3(f4_abs(b->n)))) return -1;
+    f4 dx = mid_broadcast(d, 0), dy = mid_broadcast(d, 1), dz = mid_broadcast(d, 2);
+    f4 o = a->v[0];
+    f4 ox = mid_broadcast(o, 0), oy = mid_broadcast(o, 1), oz = mid_broadcast(o, 2);
+    float alo, ahi, aerr, blo, bhi, berr;
+    mid_crossing_range((a->x - ox) * dx + (a->y - oy) * dy + (a->z - oz) * dz, sa, b->tolerance,
+                       &alo, &ahi, &aerr);
+    mid_crossing_range((b->x - ox) * dx + (b->y - oy) * dy + (b->z - oz) * dz, sb, a->tolerance,
+                       &blo, &bhi, &berr);
+    float overlap = carom_minf(ahi, bhi) - carom_maxf(alo, blo);
+    float margin = 4.0f * slack * (dabs[0] + dabs[1] + dabs[2]) + aerr + berr;
+    return overlap > margin ? 1 : overlap < -margin ? 0 : -1;
 }
 
 // The triangles' boxes first: most leaf pairs of a mesh query are apart on
 // some coordinate axis, and this settles them for a few comparisons. Then
 // each plane against the other's corners, which settles most of the rest
-// (near-coincident surfaces above all) before the exact test. Both culls
-// only ever reject pairs the exact test rejects.
-static inline bool leaf_triangles_intersect(const leaf_triangle* a, const leaf_triangle* b) {
+// (near-coincident surfaces above all), then the crossing segments. Each
+// step only settles pairs whose answer is the exact test's; the exact test
+// takes the rest.
+static inline bool leaf_triangles_intersect(const leaf_triangle* a, const leaf_triangle* b,
+                                            float slack) {
     if (mid_any3((a->hi < b->lo) | (b->hi < a->lo))) return false;
-    if (beyond_plane(a, b) || beyond_plane(b, a)) return false;
+    f4 sb = plane_distances(a, b);
+    if (beyond(sb, a->tolerance)) return false;
+    f4 sa = plane_distances(b, a);
+    if (beyond(sa, b->tolerance)) return false;
+    int verdict = crossing_verdict(a, b, sa, sb, slack);
+    if (verdict >= 0) return verdict;
     return mid_triangles_intersect_f4(a->v, b->v);
 }
 
@@ -100,7 +145,7 @@ bool mid_pair_frame_triangles_f4(const mid_pair_frame* f, const f4 va[3], const 
     leaf_triangle a = {.v = {va[0], va[1], va[2]}}, b;
     leaf_triangle_prepare(&a, f->slack);
     leaf_triangle_of_b(f, vb, &b);
-    return leaf_triangles_intersect(&a, &b);
+    return leaf_triangles_intersect(&a, &b, f->slack);
 }
 
 bool mid_pair_frame_triangles(const mid_pair_frame* f, const vec3s va[3], const vec3s vb[3]) {
@@ -117,6 +162,9 @@ typedef struct side {
     f4 col[3];
     f4 abs_col[3];
     f4 trans;
+    // The same map entry by entry on four lanes, for four boxes at once.
+    f4 m[3][3], abs_m[3][3], t4[3];
+    const mid_wide_node* wide;  // NULL unless an AABB tree of more than one leaf
 } side;
 
 // A node with its box both ways: centre and half extents in its own frame,
@@ -229,7 +277,7 @@ static inline bool collide_leaves(collide_ctx* c, int first_a, int count_a, int 
     for (int i = 0; i < count_a; ++i) {
         const leaf_triangle* ta = a_triangle(c, first_a + i);
         for (int j = 0; j < count_b; ++j) {
-            if (!leaf_triangles_intersect(ta, tb[j])) continue;
+            if (!leaf_triangles_intersect(ta, tb[j], c->f->slack)) continue;
             ++c->r->found;
             carom_triangle_pair pair = {c->a.t.d->ids[first_a + i] & MID_ID_MASK,
                                         c->b.t.d->ids[first_b + j] & MID_ID_MASK};
@@ -268,11 +316,117 @@ static bool descend(collide_ctx* c, const hnode* a, const hnode* b) {
     return true;
 }
 
+// --- two AABB trees, four boxes at a time --------------------------------------
+
+// Boxes both ways round, lane by lane: centre and half extents in their own
+// frame, then centre and half extents of the rotated box on the other
+// mesh's axes.
+typedef struct wide_boxes {
+    f4 c[3], e[3];
+    f4 c_other[3], e_other[3];
+} wide_boxes;
+
+// A node of a wide walk: a wide node (ref >= 0) or a binary leaf (~ref); its
+// box is lane `lane` of `boxes`, which its parent's unfolding keeps alive
+// for as long as the node is walked.
+typedef struct wnode {
+    const wide_boxes* boxes;
+    int lane;
+    int ref;
+    float size;
+} wnode;
+
+static inline f4 lane_of(const f4* v, int lane) {
+    float x = (*v)[lane];
+    return (f4){x, x, x, x};
+}
+
+static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b);
+
+// Unfolds wide node x of side xs against y, the other tree's node: SAT-lite
+// for its (up to) four children at once, x's axes with y's box as seen from
+// x, then y's axes with the four boxes brought into y's frame side by side.
+// Each call goes a wide level down one tree, so the recursion is at most the
+// two wide trees' depths together deep (about CAROM_MESH_MAX_DEPTH frames
+// of a few hundred bytes).
+static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wnode* y,
+                        bool x_is_a) {
+    const mid_wide_node* n = &xs->wide[x->ref];
+    wide_boxes k;
+    for (int j = 0; j < 3; ++j) {
+        memcpy(&k.c[j], n->center[j], sizeof k.c[j]);
+        memcpy(&k.e[j], n->half[j], sizeof k.e[j]);
+    }
+    const wide_boxes* yb = y->boxes;
+    f4 slack = c->slack;
+    i4 apart = (i4){0, 0, 0, 0};
+    for (int j = 0; j < 3; ++j) {
+        apart |= f4_abs(lane_of(&yb->c_other[j], y->lane) - k.c[j]) -
+                     (k.e[j] + lane_of(&yb->e_other[j], y->lane)) >
+                 slack;
+    }
+    for (int j = 0; j < 3; ++j) {
+        k.c_other[j] = xs->m[j][0] * k.c[0] + xs->m[j][1] * k.c[1] + xs->m[j][2] * k.c[2] +
+                       xs->t4[j];
+        k.e_other[j] = xs->abs_m[j][0] * k.e[0] + xs->abs_m[j][1] * k.e[1] +
+                       xs->abs_m[j][2] * k.e[2];
+        apart |= f4_abs(k.c_other[j] - lane_of(&yb->c[j], y->lane)) -
+                     (k.e_other[j] + lane_of(&yb->e[j], y->lane)) >
+                 slack;
+    }
+    unsigned live = ~(unsigned)i4_mask4(apart) & 15u;
+    c->r->node_tests += n->count;
+    f4 size = k.e[0] + k.e[1] + k.e[2];
+    while (live) {
+        int i = __builtin_ctz(live);
+        live &= live - 1;
+        wnode child = {&k, i, n->child[i], size[i]};
+        if (!(x_is_a ? wide_descend(c, &child, y) : wide_descend(c, y, &child))) return false;
+    }
+    return true;
+}
+
+static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b) {
+    if (a->ref < 0 && b->ref < 0) {
+        const mid_aabb_node* la = &c->a.t.aabb[~a->ref];
+        const mid_aabb_node* lb = &c->b.t.aabb[~b->ref];
+        return collide_leaves(c, la->first, la->count, lb->first, lb->count);
+    }
+    if (b->ref < 0 || (a->ref >= 0 && a->size >= b->size)) return wide_unfold(c, &c->a, a, b, true);
+    return wide_unfold(c, &c->b, b, a, false);
+}
+
+// A tree's root as a wide walk node, its box in lane 0 of `boxes`.
+static wnode wide_root(const side* s, wide_boxes* boxes) {
+    const mid_aabb_node* n = s->t.aabb;
+    f4 lo = mid_load3(n->min), hi = mid_load3(n->max);
+    f4 c = (lo + hi) * 0.5f, e = (hi - lo) * 0.5f;
+    f4 c_other = s->col[0] * mid_broadcast(c, 0) + s->col[1] * mid_broadcast(c, 1) +
+                 s->col[2] * mid_broadcast(c, 2) + s->trans;
+    f4 e_other = s->abs_col[0] * mid_broadcast(e, 0) + s->abs_col[1] * mid_broadcast(e, 1) +
+                 s->abs_col[2] * mid_broadcast(e, 2);
+    for (int j = 0; j < 3; ++j) {
+        boxes->c[j] = mid_broadcast(c, j);
+        boxes->e[j] = mid_broadcast(e, j);
+        boxes->c_other[j] = mid_broadcast(c_other, j);
+        boxes->e_other[j] = mid_broadcast(e_other, j);
+    }
+    wnode w = {boxes, 0, n->count > 0 ? ~0 : 0, e[0] + e[1] + e[2]};
+    return w;
+}
+
 static void side_init(side* s, const carom_mesh* mesh, const carom_rot* m, vec3s trans) {
     s->t = mid_tree_of(mesh);
+    s->wide = mesh->data->wide_nodes;
     for (int j = 0; j < 3; ++j) {
         s->col[j] = f4_make(m->row[0].raw[j], m->row[1].raw[j], m->row[2].raw[j]);
         s->abs_col[j] = f4_abs(s->col[j]);
+        for (int i = 0; i < 3; ++i) {
+            float v = m->row[j].raw[i];
+            s->m[j][i] = (f4){v, v, v, v};
+            s->abs_m[j][i] = f4_abs(s->m[j][i]);
+        }
+        s->t4[j] = (f4){trans.raw[j], trans.raw[j], trans.raw[j], trans.raw[j]};
     }
     s->trans = f4_from(trans);
 }
@@ -303,6 +457,18 @@ carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose
     }
     side_init(&c.b, b, &f.rot, f.trans);
     side_init(&c.a, a, &inverse, v3_neg(rot_apply(&inverse, f.trans)));
+    if (c.a.t.aabb && c.b.t.aabb) {
+        wide_boxes ba, bb;
+        wnode wa = wide_root(&c.a, &ba), wb = wide_root(&c.b, &bb);
+        ++r.node_tests;
+        i4 apart = {0, 0, 0, 0};
+        for (int j = 0; j < 3; ++j) {
+            apart |= f4_abs(bb.c_other[j] - ba.c[j]) - (ba.e[j] + bb.e_other[j]) > c.slack;
+            apart |= f4_abs(ba.c_other[j] - bb.c[j]) - (bb.e[j] + ba.e_other[j]) > c.slack;
+        }
+        if (!(i4_mask4(apart) & 1)) wide_descend(&c, &wa, &wb);
+        return r;
+    }
     hnode ra, rb;
     mid_walk_root(&c.a.t, &ra.n);
     mid_walk_root(&c.b.t, &rb.n);

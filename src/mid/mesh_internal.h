@@ -24,6 +24,25 @@ typedef struct mid_aabb_node {
     int32_t count;
 } mid_aabb_node;
 
+// The four-wide view of an AABB tree that mesh against mesh walks, built
+// from the binary nodes and refitted with them. A wide node stands for a
+// binary inner node and holds the boxes of its grandchildren (or of a
+// child itself where that child is a leaf), two to four of them, lane by
+// lane, so one node of the other mesh meets all four in a few vector
+// operations. A child is a wide node (index >= 0) or a binary leaf (~its
+// index). An unused lane has centre 0 and half extents -MID_WIDE_EMPTY,
+// which every overlap test rejects without a mask. 116 bytes.
+typedef struct mid_wide_node {
+    float center[3][4];  // [axis][child]
+    float half[3][4];    // half extents, computed from min and max as walks do
+    int32_t child[4];
+    int32_t count;       // lanes in use, 2 to 4
+} mid_wide_node;
+
+// Far beyond any coordinate a mesh may have (CAROM_MAX_COORDINATE), yet
+// finite through the rotations a walk applies.
+#define MID_WIDE_EMPTY 1e30f
+
 // Boxtree inner node, 8 bytes. Nodes are in pre-order; a node covers a range
 // of the tree-ordered triangles, of which the left child takes the first
 // `left_count` (a range of one triangle is a leaf, not a node). So the left
@@ -52,6 +71,8 @@ struct carom_mesh_data {
     int32_t* ids;            // tree order -> caller's index, | MID_DEGENERATE_BIT
     int32_t* position;       // caller's index -> tree order
     mid_aabb_node* aabb_nodes;
+    mid_wide_node* wide_nodes;  // NULL for a boxtree or a one-leaf tree
+    int wide_count;
     mid_boxtree_node* box_nodes;
     vec3s root_min, root_max;  // the boxtree's root box (triangles only)
     int leaf_size;
@@ -104,6 +125,8 @@ void mid_range_box(const mid_build* b, int first, int count, vec3s* min, vec3s* 
 
 carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah);
 void mid_aabb_tree_refit(carom_mesh* mesh);
+carom_status mid_wide_build(carom_mesh* mesh);
+void mid_wide_refit(carom_mesh* mesh);
 carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b);
 void mid_boxtree_refit(carom_mesh* mesh);
 
@@ -113,6 +136,37 @@ bool mid_triangles_intersect(const vec3s a[3], const vec3s b[3]);
 #ifdef CAROM_SIMD_H
 // The same on four-lane corners (lane 3 zero).
 bool mid_triangles_intersect_f4(const f4 a[3], const f4 b[3]);
+
+// Where a triangle meets a plane that separates its corners: the corners'
+// projections p on a line and their signed plane distances s (lanes v0, v1,
+// v2, v2; no distance zero) give the range [*lo, *hi] of the line parameter
+// over the two edges that cross the plane (Moller's interval test). With
+// the distances off by up to `s_error`, an end may be off by up to *error:
+// an edge that runs close to the plane meets it at a poorly known point.
+static inline void mid_crossing_range(f4 p, f4 s, f4 s_error, float* lo, float* hi,
+                                      float* error) {
+    f4 p_next = __builtin_shufflevector(p, p, 1, 2, 0, 3);
+    f4 s_next = __builtin_shufflevector(s, s, 1, 2, 0, 3);
+    i4 crosses = (s < (f4){0, 0, 0, 0}) ^ (s_next < (f4){0, 0, 0, 0});
+    // Opposite signs: s - s_next is |s| + |s_next|, free of cancellation.
+    f4 inv = (f4){1, 1, 1, 1} / (s - s_next);
+    f4 step = p_next - p;
+    f4 t = p + step * (s * inv);
+    f4 e = f4_abs(step * inv) * s_error;
+    const f4 inf = {INFINITY, INFINITY, INFINITY, INFINITY};
+    f4 low = f4_select(crosses, t, inf), high = f4_select(crosses, t, -inf);
+    e = f4_select(crosses, e, (f4){0, 0, 0, 0});
+    *lo = carom_minf(low[0], carom_minf(low[1], low[2]));
+    *hi = carom_maxf(high[0], carom_maxf(high[1], high[2]));
+    *error = carom_maxf(e[0], carom_maxf(e[1], e[2]));
+}
+
+// True when the distances s (lanes v0, v1, v2, v2) are all nonzero and not
+// all of one sign: the triangle crosses the plane.
+static inline bool mid_straddles(f4 s) {
+    int below = i4_mask4(s < (f4){0, 0, 0, 0}) & 7, above = i4_mask4(s > (f4){0, 0, 0, 0}) & 7;
+    return below != 0 && above != 0 && (below | above) == 7;
+}
 #endif
 // Closed triangle against the box |x_i| <= half_i, triangle in the box's frame.
 bool mid_triangle_box_intersect(const vec3s v[3], vec3s half);

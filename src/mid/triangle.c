@@ -6,6 +6,7 @@
 // come from float rounding at touching contact. The tree queries and the
 // brute-force loops in the tests call these very functions, so result sets
 // compare equal, not merely close.
+#include <float.h>
 #include <string.h>
 
 #include "core/simd.h"
@@ -67,51 +68,47 @@ static inline bool separated_on4(const corners* a, const corners* b, f4 nx, f4 n
     return any_lane((ahi < blo) | (bhi < alo));
 }
 
-// True when the corners' signed plane distances `s` are all of one strict
-// sign: the triangle lies wholly on one side of the plane.
-static inline bool one_side(f4 s) {
-    return all_lanes(s > (f4){0, 0, 0, 0}) || all_lanes(s < (f4){0, 0, 0, 0});
+// True when the projections s (lanes v0, v1, v2, v2) all lie strictly
+// beyond one end of the range of the projections q.
+static inline bool beyond_range(f4 s, f4 q) {
+    float lo = carom_minf(q[0], carom_minf(q[1], q[2]));
+    float hi = carom_maxf(q[0], carom_maxf(q[1], q[2]));
+    return all_lanes(s > (f4){hi, hi, hi, hi}) || all_lanes(s < (f4){lo, lo, lo, lo});
 }
 
 static inline bool is_zero3(f4 v) { return i4_mask3(v != (f4){0, 0, 0, 0}) == 0; }
-
-// Where a triangle meets a plane that separates its corners: the corners'
-// projections p on a line and their signed plane distances s (lanes v0, v1,
-// v2, v2; no distance zero) give the range of the line parameter over the
-// two edges that cross the plane.
-static inline void crossing_range(f4 p, f4 s, float* lo, float* hi) {
-    f4 p_next = __builtin_shufflevector(p, p, 1, 2, 0, 3);
-    f4 s_next = __builtin_shufflevector(s, s, 1, 2, 0, 3);
-    i4 crosses = (s < (f4){0, 0, 0, 0}) ^ (s_next < (f4){0, 0, 0, 0});
-    // Opposite signs: the denominator is |s| + |s_next|, free of cancellation.
-    f4 t = p + (p_next - p) * (s / (s - s_next));
-    f4 low = f4_select(crosses, t, (f4){INFINITY, INFINITY, INFINITY, INFINITY});
-    f4 high = f4_select(crosses, t, (f4){-INFINITY, -INFINITY, -INFINITY, -INFINITY});
-    *lo = carom_minf(low[0], carom_minf(low[1], low[2]));
-    *hi = carom_maxf(high[0], high[1] > high[2] ? high[1] : high[2]);
-}
 
 // The test proper, on corners of moderate size (see below): `size` bounds
 // their coordinates.
 static bool intersect_scaled(const f4 a[3], const f4 b[3], float size) {
     // Plane of each against the other's corners first: most near pairs of a
     // mesh query are settled here, before the second normal is computed.
+    // Each normal is an axis like any other: the other triangle's corners
+    // are measured against the range of the triangle's own corners on it,
+    // not against its first corner alone. In exact arithmetic the range is
+    // a point; in float a sliver's normal, the small difference of products
+    // of its long edges, turns by about epsilon * length / width, and its
+    // far corners leave the plane through its first one by more than a
+    // triangle crossing the sliver may reach beyond it.
     f4 ea[3] = {a[1] - a[0], a[2] - a[1], a[0] - a[2]};
     f4 na = f4_cross(ea[0], ea[1]);
     if (is_zero3(na)) return false;
-    f4 bx, by, bz;
+    f4 ax, ay, az, bx, by, bz;
+    transpose3(a, &ax, &ay, &az);
     transpose3(b, &bx, &by, &bz);
     f4 nax = lane(na, 0), nay = lane(na, 1), naz = lane(na, 2);
-    f4 sa = (bx - lane(a[0], 0)) * nax + (by - lane(a[0], 1)) * nay + (bz - lane(a[0], 2)) * naz;
-    if (one_side(sa)) return false;
+    f4 a0x = lane(a[0], 0), a0y = lane(a[0], 1), a0z = lane(a[0], 2);
+    f4 sa = (bx - a0x) * nax + (by - a0y) * nay + (bz - a0z) * naz;
+    f4 qa = (ax - a0x) * nax + (ay - a0y) * nay + (az - a0z) * naz;
+    if (beyond_range(sa, qa)) return false;
     f4 eb[3] = {b[1] - b[0], b[2] - b[1], b[0] - b[2]};
     f4 nb = f4_cross(eb[0], eb[1]);
     if (is_zero3(nb)) return false;
-    f4 ax, ay, az;
-    transpose3(a, &ax, &ay, &az);
-    f4 sb = (ax - lane(b[0], 0)) * lane(nb, 0) + (ay - lane(b[0], 1)) * lane(nb, 1) +
-            (az - lane(b[0], 2)) * lane(nb, 2);
-    if (one_side(sb)) return false;
+    f4 nbx = lane(nb, 0), nby = lane(nb, 1), nbz = lane(nb, 2);
+    f4 b0x = lane(b[0], 0), b0y = lane(b[0], 1), b0z = lane(b[0], 2);
+    f4 sb = (ax - b0x) * nbx + (ay - b0y) * nby + (az - b0z) * nbz;
+    f4 qb = (bx - b0x) * nbx + (by - b0y) * nby + (bz - b0z) * nbz;
+    if (beyond_range(sb, qb)) return false;
 
     // Each triangle crosses the other's plane. When no corner lies on the
     // other plane and the planes are well apart in angle, each triangle
@@ -119,20 +116,31 @@ static bool intersect_scaled(const f4 a[3], const f4 b[3], float size) {
     // exactly when the segments overlap (Moller's interval test), which is
     // a fraction of the axis test's cost. Its answer is taken only when the
     // overlap or the gap exceeds a bound on its rounding: the direction of
-    // the line is good to a few epsilons over the angle (at least 1/20), and
-    // the projections to a few epsilons of |d| * size, so 1e-4 * |d|_1 *
-    // size is a wide margin. Everything closer, touching contacts above
-    // all, goes on to the axes, so the answer is the axis test's.
-    if (!any_lane((sa == (f4){0, 0, 0, 0}) | (sb == (f4){0, 0, 0, 0}))) {
+    // the line is good to a few epsilons over the angle (at least 1/20) and
+    // the projections to a few epsilons of |d| * size, which 1e-4 * |d|_1 *
+    // size covers many times; the plane distances are good to about
+    // 44 epsilons of size * (L^2 + |n|_1), L the largest edge component
+    // (the normal's own rounding is a few epsilons of L^2), which moves the
+    // segments' ends by what mid_crossing_range reports. Everything closer,
+    // touching contacts above all, goes on to the axes, so the answer is
+    // the axis test's.
+    if (mid_straddles(sa) && mid_straddles(sb)) {
         f4 d = f4_cross(na, nb);
         f4 dabs = f4_abs(d);
         if (f4_max3(dabs) > 0.05f * f4_max3(f4_abs(na)) * f4_max3(f4_abs(nb))) {
             f4 dx = lane(d, 0), dy = lane(d, 1), dz = lane(d, 2);
-            float alo, ahi, blo, bhi;
-            crossing_range(ax * dx + ay * dy + az * dz, sb, &alo, &ahi);
-            crossing_range(bx * dx + by * dy + bz * dz, sa, &blo, &bhi);
+            float la = f4_max3(f4_max(f4_abs(ea[0]), f4_max(f4_abs(ea[1]), f4_abs(ea[2]))));
+            float lb = f4_max3(f4_max(f4_abs(eb[0]), f4_max(f4_abs(eb[1]), f4_abs(eb[2]))));
+            f4 na_abs = f4_abs(na), nb_abs = f4_abs(nb);
+            float ka = la * la + na_abs[0] + na_abs[1] + na_abs[2];
+            float kb = lb * lb + nb_abs[0] + nb_abs[1] + nb_abs[2];
+            f4 sa_err = (f4){ka, ka, ka, ka} * (64.0f * FLT_EPSILON * size);
+            f4 sb_err = (f4){kb, kb, kb, kb} * (64.0f * FLT_EPSILON * size);
+            float alo, ahi, aerr, blo, bhi, berr;
+            mid_crossing_range(ax * dx + ay * dy + az * dz, sb, sb_err, &alo, &ahi, &aerr);
+            mid_crossing_range(bx * dx + by * dy + bz * dz, sa, sa_err, &blo, &bhi, &berr);
             float overlap = carom_minf(ahi, bhi) - carom_maxf(alo, blo);
-            float margin = 1e-4f * (dabs[0] + dabs[1] + dabs[2]) * size;
+            float margin = 1e-4f * (dabs[0] + dabs[1] + dabs[2]) * size + aerr + berr;
             if (overlap > margin) return true;
             if (overlap < -margin) return false;
         }
