@@ -81,9 +81,74 @@ static void walk_boxes(const mid_tree* t, const mid_sweep* s, float* limit,
     }
 }
 
+// On an AABB tree with a wide view, a step enters four boxes at once: the
+// slab test lane by lane, then the boxes entered by `*limit` pushed
+// farthest first. Boxes are centre and half extents, as the view keeps
+// them; `grow` (the sweep's slack or the shape's half extents) covers their
+// rounding. The stack holds up to three pending boxes per wide level plus
+// one.
+static void walk_wide(const mid_tree* t, const mid_sweep* s, float* limit,
+                      mid_sweep_leaf_fn* leaf, void* ctx) {
+    const mid_wide_node* wide = t->d->wide_nodes;
+    struct {
+        int ref;
+        float t;
+    } stack[3 * CAROM_MESH_MAX_DEPTH + 4];
+    mid_walk_node root;
+    mid_walk_aabb(t, 0, &root);
+    stack[0].ref = 0;
+    stack[0].t = enter(s, &root, *limit);
+    int top = stack[0].t <= *limit;
+    f4 o[3], inv[3], grow[3];
+    for (int k = 0; k < 3; ++k) {
+        o[k] = mid_broadcast(s->origin, k);
+        inv[k] = mid_broadcast(s->inv_dir, k);
+        grow[k] = mid_broadcast(s->grow, k);
+    }
+    while (top > 0) {
+        --top;
+        if (stack[top].t > *limit) continue;
+        int ref = stack[top].ref;
+        if (ref < 0) {
+            const mid_aabb_node* node = &t->aabb[~ref];
+            mid_walk_node range = {.first = node->first, .count = node->count, .leaf = true};
+            if (leaf(ctx, &range, limit)) return;
+            continue;
+        }
+        const mid_wide_node* n = &wide[ref];
+        f4 near = (f4){0, 0, 0, 0};
+        f4 far = (f4){*limit, *limit, *limit, *limit};
+        for (int k = 0; k < 3; ++k) {
+            f4 c, e;
+            memcpy(&c, n->center[k], sizeof c);
+            memcpy(&e, n->half[k], sizeof e);
+            f4 a = (c - e - grow[k] - o[k]) * inv[k];
+            f4 b = (c + e + grow[k] - o[k]) * inv[k];
+            near = f4_max(near, f4_select(a < b, a, b));
+            far = f4_select(far < f4_max(a, b), far, f4_max(a, b));
+        }
+        static const i4 lanes[5] = {{0, 0, 0, 0}, {-1, 0, 0, 0}, {-1, -1, 0, 0}, {-1, -1, -1, 0},
+                                    {-1, -1, -1, -1}};
+        unsigned hit = (unsigned)i4_mask4((near <= far) & lanes[n->count]);
+        // Farthest first onto the stack, so the nearest is walked next.
+        while (hit) {
+            int best = __builtin_ctz(hit);
+            for (unsigned m = hit & (hit - 1); m; m &= m - 1) {
+                int i = __builtin_ctz(m);
+                if (near[i] > near[best]) best = i;
+            }
+            hit &= ~(1u << best);
+            stack[top].ref = n->child[best];
+            stack[top++].t = near[best];
+        }
+    }
+}
+
 void mid_sweep_walk(const mid_tree* t, const mid_sweep* s, float* limit, mid_sweep_leaf_fn* leaf,
                     void* ctx) {
-    if (t->aabb) {
+    if (t->aabb && t->d->wide_nodes) {
+        walk_wide(t, s, limit, leaf, ctx);
+    } else if (t->aabb) {
         walk_aabb(t, s, limit, leaf, ctx);
     } else {
         walk_boxes(t, s, limit, leaf, ctx);
