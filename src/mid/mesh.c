@@ -35,8 +35,8 @@ static carom_status check_arguments(const vec3s* vertices, int vertex_count, con
         return CAROM_ERR_INVALID_ARG;
     }
     if (triangle_count > CAROM_MESH_MAX_TRIANGLES) return CAROM_ERR_CAPACITY;
-    if (desc && (desc->leaf_size < 0 || desc->leaf_size > MID_MAX_LEAF_SIZE || desc->tree < CAROM_TREE_AABB ||
-                 desc->tree > CAROM_TREE_BOXTREE)) {
+    if (desc && (desc->leaf_size < 0 || desc->leaf_size > MID_MAX_LEAF_SIZE ||
+                 desc->tree < CAROM_TREE_AABB || desc->tree > CAROM_TREE_BOXTREE)) {
         return CAROM_ERR_INVALID_ARG;
     }
     for (int i = 0; i < vertex_count; ++i) {

@@ -24,11 +24,12 @@ typedef struct mid_aabb_node {
     int32_t count;
 } mid_aabb_node;
 
-// The four-wide view of an AABB tree that mesh against mesh walks, built
-// from the binary nodes and refitted with them. A wide node stands for a
-// binary inner node and holds the boxes of its grandchildren (or of a
-// child itself where that child is a leaf), two to four of them, lane by
-// lane, so one node of the other mesh meets all four in a few vector
+// The four-wide view of an AABB tree that every query on it walks (mesh
+// against mesh, rays, shape casts, box queries), built from the binary
+// nodes and refitted with them. A wide node stands for a binary inner node
+// and holds the boxes of its grandchildren (or of a child itself where that
+// child is a leaf), two to four of them, lane by lane, so one node of the
+// other mesh, one ray or one box meets all four in a few vector
 // operations. A child is a wide node (index >= 0) or a binary leaf (~its
 // index). An unused lane has centre 0 and half extents -MID_WIDE_EMPTY,
 // which every overlap test rejects without a mask. 116 bytes.

@@ -59,6 +59,78 @@ static bool box_overlaps_node(const mid_box_query* q, const mid_walk_node* n) {
     return true;
 }
 
+// Reports the triangles of one leaf that meet the query box; false when
+// the callback stops.
+static bool box_leaf(const mid_box_query* q, const struct carom_mesh_data* d, int first, int count,
+                     carom_mesh_triangle_fn* fn, void* user, carom_mesh_query_result* r) {
+    for (int t = first; t < first + count; ++t) {
+        if (d->ids[t] & MID_DEGENERATE_BIT) continue;
+        vec3s v[3];
+        mid_triangle(d, t, v);
+        ++r->triangle_tests;
+        if (!mid_box_query_triangle(q, v)) continue;
+        ++r->found;
+        if (!fn(user, d->ids[t] & MID_ID_MASK)) {
+            r->stopped = true;
+            return false;
+        }
+    }
+    return true;
+}
+
+// The same six face normals for the four boxes of a wide node, lane by
+// lane: bit i of the result is set when lane i may meet the query box.
+static unsigned box_overlaps_lanes(const mid_box_query* q, const mid_wide_node* n) {
+    f4 c[3], e[3], d[3];
+    for (int i = 0; i < 3; ++i) {
+        memcpy(&c[i], n->center[i], sizeof c[i]);
+        memcpy(&e[i], n->half[i], sizeof e[i]);
+        float ci = q->center.raw[i];
+        d[i] = c[i] - (f4){ci, ci, ci, ci};
+    }
+    vec3s ext = rot_apply_transposed(&(carom_rot){{q->abs_row[0], q->abs_row[1], q->abs_row[2]}},
+                                     q->half);
+    i4 apart = {0, 0, 0, 0};
+    for (int i = 0; i < 3; ++i) {
+        float r = ext.raw[i] + q->slack;
+        apart |= f4_abs(d[i]) > e[i] + (f4){r, r, r, r};
+    }
+    for (int k = 0; k < 3; ++k) {
+        vec3s row = q->rot.row[k], abs_row = q->abs_row[k];
+        float h = q->half.raw[k] + q->slack;
+        f4 reach = e[0] * abs_row.x + e[1] * abs_row.y + e[2] * abs_row.z + (f4){h, h, h, h};
+        f4 dist = d[0] * row.x + d[1] * row.y + d[2] * row.z;
+        apart |= f4_abs(dist) > reach;
+    }
+    static const unsigned used[5] = {0, 1, 3, 7, 15};
+    return ~(unsigned)i4_mask4(apart) & used[n->count];
+}
+
+// On an AABB tree's wide view: the lanes that meet the box are pushed last
+// first, so results still come in tree order. At most three pending lanes
+// per wide level, plus one.
+static void overlap_box_wide(const mid_box_query* q, const carom_mesh* mesh,
+                             carom_mesh_triangle_fn* fn, void* user, carom_mesh_query_result* r) {
+    const struct carom_mesh_data* d = mesh->data;
+    int stack[3 * CAROM_MESH_MAX_DEPTH + 4];
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+        int ref = stack[--top];
+        if (ref < 0) {
+            const mid_aabb_node* leaf = &d->aabb_nodes[~ref];
+            if (!box_leaf(q, d, leaf->first, leaf->count, fn, user, r)) return;
+            continue;
+        }
+        const mid_wide_node* n = &d->wide_nodes[ref];
+        r->node_tests += n->count;
+        unsigned hit = box_overlaps_lanes(q, n);
+        for (int i = 3; i >= 0; --i) {
+            if (hit >> i & 1) stack[top++] = n->child[i];
+        }
+    }
+}
+
 carom_mesh_query_result carom_mesh_overlap_box(const carom_mesh* mesh, carom_xform pose,
                                                carom_aabb box, carom_mesh_triangle_fn* fn,
                                                void* user) {
@@ -73,23 +145,18 @@ carom_mesh_query_result carom_mesh_overlap_box(const carom_mesh* mesh, carom_xfo
     mid_walk_node stack[CAROM_MESH_MAX_DEPTH + 2];
     int top = 1;
     mid_walk_root(&tree, &stack[0]);
+    if (d->wide_nodes) {
+        // The root's own box first, as the binary walk tests it.
+        ++r.node_tests;
+        if (box_overlaps_node(&q, &stack[0])) overlap_box_wide(&q, mesh, fn, user, &r);
+        return r;
+    }
     while (top > 0) {
         mid_walk_node n = stack[--top];
         ++r.node_tests;
         if (!box_overlaps_node(&q, &n)) continue;
         if (n.leaf) {
-            for (int t = n.first; t < n.first + n.count; ++t) {
-                if (d->ids[t] & MID_DEGENERATE_BIT) continue;
-                vec3s v[3];
-                mid_triangle(d, t, v);
-                ++r.triangle_tests;
-                if (!mid_box_query_triangle(&q, v)) continue;
-                ++r.found;
-                if (!fn(user, d->ids[t] & MID_ID_MASK)) {
-                    r.stopped = true;
-                    return r;
-                }
-            }
+            if (!box_leaf(&q, d, n.first, n.count, fn, user, &r)) return r;
             continue;
         }
         // Right first so the left subtree is visited first: results come in
