@@ -94,35 +94,6 @@ static inline bool beyond(f4 s, f4 tolerance) {
     return i4_mask4(s > tolerance) == 15 || i4_mask4(s < -tolerance) == 15;
 }
 
-// For triangles that cross each other's planes (sa: a's corners against
-// b's plane, sb: b's against a's), the overlap of the segments they cut on
-// the planes' common line decides, as in the exact test, but here on the
-// prepared corners: 1 or 0 when the overlap or the gap clears the margin,
-// -1 when the exact test must decide (a corner on a plane, planes within
-// 1/20 rad or so, or too close a call). Projections are taken from a's
-// first corner, so their rounding scales with the triangles and stays far
-// below 4 * slack * |d|_1 = 4e-5 * scale * |d|_1; the distances are off by
-// less than the plane cull's tolerance, which moves each segment's ends by
-// the error mid_crossing_range reports. The margin is the sum.
-static inline int crossing_verdict(const leaf_triangle* a, const leaf_triangle* b, f4 sa, f4 sb,
-                                   float slack) {
-    if (!mid_straddles(sa) || !mid_straddles(sb)) return -1;
-    f4 d = f4_cross(a->n, b->n);
-    f4 dabs = f4_abs(d);
-    if (!(f4_max3(dabs) > 0.05f * f4_max3(f4_abs(a->n)) * f4_max3(f4_abs(b->n)))) return -1;
-    f4 dx = mid_broadcast(d, 0), dy = mid_broadcast(d, 1), dz = mid_broadcast(d, 2);
-    f4 o = a->v[0];
-    f4 ox = mid_broadcast(o, 0), oy = mid_broadcast(o, 1), oz = mid_broadcast(o, 2);
-    float alo, ahi, aerr, blo, bhi, berr;
-    mid_crossing_range((a->x - ox) * dx + (a->y - oy) * dy + (a->z - oz) * dz, sa, b->tolerance,
-                       &alo, &ahi, &aerr);
-    mid_crossing_range((b->x - ox) * dx + (b->y - oy) * dy + (b->z - oz) * dz, sb, a->tolerance,
-                       &blo, &bhi, &berr);
-    float overlap = carom_minf(ahi, bhi) - carom_maxf(alo, blo);
-    float margin = 4.0f * slack * (dabs[0] + dabs[1] + dabs[2]) + aerr + berr;
-    return overlap > margin ? 1 : overlap < -margin ? 0 : -1;
-}
-
 // The triangles' boxes first: most leaf pairs of a mesh query are apart on
 // some coordinate axis, and this settles them for a few comparisons. Then
 // each plane against the other's corners, which settles most of the rest
@@ -136,7 +107,16 @@ static inline bool leaf_triangles_intersect(const leaf_triangle* a, const leaf_t
     if (beyond(sb, a->tolerance)) return false;
     f4 sa = plane_distances(b, a);
     if (beyond(sa, b->tolerance)) return false;
-    int verdict = crossing_verdict(a, b, sa, sb, slack);
+    // Crossing triangles by their segments on the planes' common line, on
+    // the prepared corners taken from a's first one: the projections'
+    // rounding scales with the triangles and stays far below 4 * slack *
+    // |d|_1 = 4e-5 * scale * |d|_1, and the distances are off by less than
+    // the plane cull's tolerances.
+    f4 o = a->v[0];
+    f4 ox = mid_broadcast(o, 0), oy = mid_broadcast(o, 1), oz = mid_broadcast(o, 2);
+    const f4 ca[3] = {a->x - ox, a->y - oy, a->z - oz}, cb[3] = {b->x - ox, b->y - oy, b->z - oz};
+    int verdict = mid_segment_verdict(ca, a->n, sa, b->tolerance, cb, b->n, sb, a->tolerance,
+                                      4.0f * slack);
     if (verdict >= 0) return verdict;
     return mid_triangles_intersect_f4(a->v, b->v);
 }
@@ -164,7 +144,6 @@ typedef struct side {
     f4 trans;
     // The same map entry by entry on four lanes, for four boxes at once.
     f4 m[3][3], abs_m[3][3], t4[3];
-    const mid_wide_node* wide;  // NULL unless an AABB tree of more than one leaf
 } side;
 
 // A node with its box both ways: centre and half extents in its own frame,
@@ -351,7 +330,7 @@ static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b);
 // of a few hundred bytes).
 static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wnode* y,
                         bool x_is_a) {
-    const mid_wide_node* n = &xs->wide[x->ref];
+    const mid_wide_node* n = &xs->t.d->wide_nodes[x->ref];
     wide_boxes k;
     for (int j = 0; j < 3; ++j) {
         memcpy(&k.c[j], n->center[j], sizeof k.c[j]);
@@ -396,28 +375,21 @@ static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b) {
     return wide_unfold(c, &c->b, b, a, false);
 }
 
-// A tree's root as a wide walk node, its box in lane 0 of `boxes`.
-static wnode wide_root(const side* s, wide_boxes* boxes) {
-    const mid_aabb_node* n = s->t.aabb;
-    f4 lo = mid_load3(n->min), hi = mid_load3(n->max);
-    f4 c = (lo + hi) * 0.5f, e = (hi - lo) * 0.5f;
-    f4 c_other = s->col[0] * mid_broadcast(c, 0) + s->col[1] * mid_broadcast(c, 1) +
-                 s->col[2] * mid_broadcast(c, 2) + s->trans;
-    f4 e_other = s->abs_col[0] * mid_broadcast(e, 0) + s->abs_col[1] * mid_broadcast(e, 1) +
-                 s->abs_col[2] * mid_broadcast(e, 2);
+// A tree's root as a wide walk node: its box, set up as the binary walk
+// sets up its root (h), spread over the lanes of `boxes`.
+static wnode wide_root(const hnode* h, wide_boxes* boxes) {
     for (int j = 0; j < 3; ++j) {
-        boxes->c[j] = mid_broadcast(c, j);
-        boxes->e[j] = mid_broadcast(e, j);
-        boxes->c_other[j] = mid_broadcast(c_other, j);
-        boxes->e_other[j] = mid_broadcast(e_other, j);
+        boxes->c[j] = mid_broadcast(h->c, j);
+        boxes->e[j] = mid_broadcast(h->e, j);
+        boxes->c_other[j] = mid_broadcast(h->c_other, j);
+        boxes->e_other[j] = mid_broadcast(h->e_other, j);
     }
-    wnode w = {boxes, 0, n->count > 0 ? ~0 : 0, e[0] + e[1] + e[2]};
+    wnode w = {boxes, 0, h->n.leaf ? ~0 : 0, h->size};
     return w;
 }
 
 static void side_init(side* s, const carom_mesh* mesh, const carom_rot* m, vec3s trans) {
     s->t = mid_tree_of(mesh);
-    s->wide = mesh->data->wide_nodes;
     for (int j = 0; j < 3; ++j) {
         s->col[j] = f4_make(m->row[0].raw[j], m->row[1].raw[j], m->row[2].raw[j]);
         s->abs_col[j] = f4_abs(s->col[j]);
@@ -457,18 +429,6 @@ carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose
     }
     side_init(&c.b, b, &f.rot, f.trans);
     side_init(&c.a, a, &inverse, v3_neg(rot_apply(&inverse, f.trans)));
-    if (c.a.t.aabb && c.b.t.aabb) {
-        wide_boxes ba, bb;
-        wnode wa = wide_root(&c.a, &ba), wb = wide_root(&c.b, &bb);
-        ++r.node_tests;
-        i4 apart = {0, 0, 0, 0};
-        for (int j = 0; j < 3; ++j) {
-            apart |= f4_abs(bb.c_other[j] - ba.c[j]) - (ba.e[j] + bb.e_other[j]) > c.slack;
-            apart |= f4_abs(ba.c_other[j] - bb.c[j]) - (bb.e[j] + ba.e_other[j]) > c.slack;
-        }
-        if (!(i4_mask4(apart) & 1)) wide_descend(&c, &wa, &wb);
-        return r;
-    }
     hnode ra, rb;
     mid_walk_root(&c.a.t, &ra.n);
     mid_walk_root(&c.b.t, &rb.n);
@@ -476,7 +436,14 @@ carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose
     hnode_own(&rb);
     hnode_other(&c.a, &ra);
     ++r.node_tests;
-    if (child_overlaps(&c.b, &rb, &ra, c.slack)) descend(&c, &ra, &rb);
+    if (!child_overlaps(&c.b, &rb, &ra, c.slack)) return r;
+    if (c.a.t.aabb && c.b.t.aabb) {
+        wide_boxes ba, bb;
+        wnode wa = wide_root(&ra, &ba), wb = wide_root(&rb, &bb);
+        wide_descend(&c, &wa, &wb);
+    } else {
+        descend(&c, &ra, &rb);
+    }
     return r;
 }
 

@@ -168,6 +168,36 @@ static inline bool mid_straddles(f4 s) {
     int below = i4_mask4(s < (f4){0, 0, 0, 0}) & 7, above = i4_mask4(s > (f4){0, 0, 0, 0}) & 7;
     return below != 0 && above != 0 && (below | above) == 7;
 }
+
+// Moller's interval test for two triangles that may cross each other's
+// planes, given their corners side by side (x, y, z; lanes v0, v1, v2, v2;
+// from one origin near them), their normals, and each one's corners'
+// signed distances from the other's plane with a bound on their error.
+// 1 when the segments the triangles cut on the planes' common line overlap
+// by more than a margin, 0 when they are apart by more, -1 when the caller
+// must decide otherwise: a triangle does not cross the other's plane, a
+// corner lies on it, the planes are within about 1/20 rad, or the call is
+// too close. The margin is `margin_per_d` * |d|_1 (d the line's direction,
+// for the projections' rounding; the direction itself is good to a few
+// epsilons over the angle) plus the error of each segment's ends that the
+// distances' error causes (mid_crossing_range).
+static inline int mid_segment_verdict(const f4 a[3], f4 na, f4 a_dist, f4 a_dist_error,
+                                      const f4 b[3], f4 nb, f4 b_dist, f4 b_dist_error,
+                                      float margin_per_d) {
+    if (!mid_straddles(a_dist) || !mid_straddles(b_dist)) return -1;
+    f4 d = f4_cross(na, nb);
+    f4 dabs = f4_abs(d);
+    if (!(f4_max3(dabs) > 0.05f * f4_max3(f4_abs(na)) * f4_max3(f4_abs(nb)))) return -1;
+    f4 dx = __builtin_shufflevector(d, d, 0, 0, 0, 0);
+    f4 dy = __builtin_shufflevector(d, d, 1, 1, 1, 1);
+    f4 dz = __builtin_shufflevector(d, d, 2, 2, 2, 2);
+    float alo, ahi, aerr, blo, bhi, berr;
+    mid_crossing_range(a[0] * dx + a[1] * dy + a[2] * dz, a_dist, a_dist_error, &alo, &ahi, &aerr);
+    mid_crossing_range(b[0] * dx + b[1] * dy + b[2] * dz, b_dist, b_dist_error, &blo, &bhi, &berr);
+    float overlap = carom_minf(ahi, bhi) - carom_maxf(alo, blo);
+    float margin = margin_per_d * (dabs[0] + dabs[1] + dabs[2]) + aerr + berr;
+    return overlap > margin ? 1 : overlap < -margin ? 0 : -1;
+}
 #endif
 // Closed triangle against the box |x_i| <= half_i, triangle in the box's frame.
 bool mid_triangle_box_intersect(const vec3s v[3], vec3s half);

@@ -28,6 +28,9 @@ bool mid_box_query_init(const carom_mesh* mesh, carom_xform pose, carom_aabb box
     for (int i = 0; i < 3; ++i) {
         q->abs_row[i] = v3_abs(q->rot.row[i]);
     }
+    // Along mesh axis i the box reaches sum_k |rot_ki| half_k.
+    q->extent = rot_apply_transposed(&(carom_rot){{q->abs_row[0], q->abs_row[1], q->abs_row[2]}},
+                                     q->half);
     float scale = mesh_scale(mesh) + v3_max_abs(q->center) + v3_max_abs(q->half);
     q->slack = MID_CULL_SLACK * scale;
     if (!isfinite(q->slack) || !carom_vec3_is_valid(q->center)) return false;
@@ -45,11 +48,8 @@ static bool box_overlaps_node(const mid_box_query* q, const mid_walk_node* n) {
     vec3s nc = v3_scale(f4_to(n->lo + n->hi), 0.5f);
     vec3s ne = v3_scale(f4_to(n->hi - n->lo), 0.5f);
     vec3s d = v3_sub(nc, q->center);
-    // Mesh axes: the box's extent along mesh axis i is sum_k |rot_ki| half_k.
-    vec3s ext = rot_apply_transposed(&(carom_rot){{q->abs_row[0], q->abs_row[1], q->abs_row[2]}},
-                                     q->half);
-    for (int i = 0; i < 3; ++i) {
-        if (fabsf(d.raw[i]) > ne.raw[i] + ext.raw[i] + q->slack) return false;
+    for (int i = 0; i < 3; ++i) {  // mesh axes
+        if (fabsf(d.raw[i]) > ne.raw[i] + q->extent.raw[i] + q->slack) return false;
     }
     // Box axes: row k of rot.
     for (int k = 0; k < 3; ++k) {
@@ -88,11 +88,9 @@ static unsigned box_overlaps_lanes(const mid_box_query* q, const mid_wide_node* 
         float ci = q->center.raw[i];
         d[i] = c[i] - (f4){ci, ci, ci, ci};
     }
-    vec3s ext = rot_apply_transposed(&(carom_rot){{q->abs_row[0], q->abs_row[1], q->abs_row[2]}},
-                                     q->half);
     i4 apart = {0, 0, 0, 0};
     for (int i = 0; i < 3; ++i) {
-        float r = ext.raw[i] + q->slack;
+        float r = q->extent.raw[i] + q->slack;
         apart |= f4_abs(d[i]) > e[i] + (f4){r, r, r, r};
     }
     for (int k = 0; k < 3; ++k) {

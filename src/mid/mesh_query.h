@@ -14,6 +14,7 @@ typedef struct mid_box_query {
     vec3s abs_row[3];
     vec3s center;
     vec3s half;
+    vec3s extent;  // the box's half extents along the mesh's axes
     float slack;
 } mid_box_query;
 

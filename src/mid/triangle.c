@@ -110,41 +110,26 @@ static bool intersect_scaled(const f4 a[3], const f4 b[3], float size) {
     f4 qb = (bx - b0x) * nbx + (by - b0y) * nby + (bz - b0z) * nbz;
     if (beyond_range(sb, qb)) return false;
 
-    // Each triangle crosses the other's plane. When no corner lies on the
-    // other plane and the planes are well apart in angle, each triangle
-    // meets their common line in one segment, and the triangles meet
-    // exactly when the segments overlap (Moller's interval test), which is
-    // a fraction of the axis test's cost. Its answer is taken only when the
-    // overlap or the gap exceeds a bound on its rounding: the direction of
-    // the line is good to a few epsilons over the angle (at least 1/20) and
-    // the projections to a few epsilons of |d| * size, which 1e-4 * |d|_1 *
-    // size covers many times; the plane distances are good to about
-    // 44 epsilons of size * (L^2 + |n|_1), L the largest edge component
-    // (the normal's own rounding is a few epsilons of L^2), which moves the
-    // segments' ends by what mid_crossing_range reports. Everything closer,
-    // touching contacts above all, goes on to the axes, so the answer is
-    // the axis test's.
-    if (mid_straddles(sa) && mid_straddles(sb)) {
-        f4 d = f4_cross(na, nb);
-        f4 dabs = f4_abs(d);
-        if (f4_max3(dabs) > 0.05f * f4_max3(f4_abs(na)) * f4_max3(f4_abs(nb))) {
-            f4 dx = lane(d, 0), dy = lane(d, 1), dz = lane(d, 2);
-            float la = f4_max3(f4_max(f4_abs(ea[0]), f4_max(f4_abs(ea[1]), f4_abs(ea[2]))));
-            float lb = f4_max3(f4_max(f4_abs(eb[0]), f4_max(f4_abs(eb[1]), f4_abs(eb[2]))));
-            f4 na_abs = f4_abs(na), nb_abs = f4_abs(nb);
-            float ka = la * la + na_abs[0] + na_abs[1] + na_abs[2];
-            float kb = lb * lb + nb_abs[0] + nb_abs[1] + nb_abs[2];
-            f4 sa_err = (f4){ka, ka, ka, ka} * (64.0f * FLT_EPSILON * size);
-            f4 sb_err = (f4){kb, kb, kb, kb} * (64.0f * FLT_EPSILON * size);
-            float alo, ahi, aerr, blo, bhi, berr;
-            mid_crossing_range(ax * dx + ay * dy + az * dz, sb, sb_err, &alo, &ahi, &aerr);
-            mid_crossing_range(bx * dx + by * dy + bz * dz, sa, sa_err, &blo, &bhi, &berr);
-            float overlap = carom_minf(ahi, bhi) - carom_maxf(alo, blo);
-            float margin = 1e-4f * (dabs[0] + dabs[1] + dabs[2]) * size + aerr + berr;
-            if (overlap > margin) return true;
-            if (overlap < -margin) return false;
-        }
-    }
+    // Triangles that cross each other's planes meet exactly when the
+    // segments they cut on the planes' common line overlap, a fraction of
+    // the axis test's cost. Its answer is taken only beyond bounds on its
+    // rounding: the projections are good to a few epsilons of |d| * size,
+    // which 1e-4 * |d|_1 * size covers many times; the plane distances to
+    // about 44 epsilons of size * (L^2 + |n|_1), L the largest edge
+    // component (the normal's own rounding is a few epsilons of L^2).
+    // Everything closer, touching contacts above all, goes on to the axes,
+    // so the answer is the axis test's.
+    float la = f4_max3(f4_max(f4_abs(ea[0]), f4_max(f4_abs(ea[1]), f4_abs(ea[2]))));
+    float lb = f4_max3(f4_max(f4_abs(eb[0]), f4_max(f4_abs(eb[1]), f4_abs(eb[2]))));
+    f4 na_abs = f4_abs(na), nb_abs = f4_abs(nb);
+    float ka = la * la + na_abs[0] + na_abs[1] + na_abs[2];
+    float kb = lb * lb + nb_abs[0] + nb_abs[1] + nb_abs[2];
+    f4 sa_err = (f4){ka, ka, ka, ka} * (64.0f * FLT_EPSILON * size);
+    f4 sb_err = (f4){kb, kb, kb, kb} * (64.0f * FLT_EPSILON * size);
+    // a[0] is the origin: the corners are already taken from it.
+    const f4 pa[3] = {ax, ay, az}, pb[3] = {bx, by, bz};
+    int verdict = mid_segment_verdict(pa, na, sb, sb_err, pb, nb, sa, sa_err, 1e-4f * size);
+    if (verdict >= 0) return verdict;
 
     // The faces of the Minkowski difference of two triangles have normals
     // among na, nb, the nine edge cross products and, when the triangles are
