@@ -137,9 +137,12 @@ static carom_broad_pair* copy_pairs(carom_broad_pairs p) {
 // Runs `frames` steps of a scene through every configuration. Movers are
 // moved each step; static proxies are left alone, so kinds that keep state
 // between steps see only what changed. Every few frames some proxies are
-// removed and later inserted again.
-static void run_scene(ref_broad_scene_kind kind, int n, double moving, double step, int frames,
-                      double offset, double band) {
+// removed and later inserted again, and some are removed and inserted again
+// within one step, into each other's slots. Ids are spread over the whole
+// int range, or with `dense_ids` a shuffled run of n consecutive ints
+// (the update matches pairs against the last step's list only then).
+static void run_scene_ids(ref_broad_scene_kind kind, int n, double moving, double step,
+                          int frames, double offset, double band, bool dense_ids) {
     ref_broad_scene_desc sd = {0};
     sd.kind = kind;
     sd.n = n;
@@ -151,6 +154,15 @@ static void run_scene(ref_broad_scene_kind kind, int n, double moving, double st
     ref_broad_scene scene;
     assert_int_equal(ref_broad_scene_make(&scene, &sd), 0);
     assert_int_equal(ref_broad_scene_shuffle_ids(&scene, 77u + (unsigned)kind), 0);
+    if (dense_ids) {
+        // The shuffled ids' ranks, shifted to straddle zero.
+        int* rank = calloc((size_t)n, sizeof *rank);
+        assert_non_null(rank);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) rank[i] += scene.ids[j] < scene.ids[i];
+        for (int i = 0; i < n; i++) scene.ids[i] = rank[i] - n / 2;
+        free(rank);
+    }
 
     carom_broad broads[CONFIG_COUNT];
     carom_broad_pair* before[CONFIG_COUNT] = {0};
@@ -164,7 +176,8 @@ static void run_scene(ref_broad_scene_kind kind, int n, double moving, double st
                              CAROM_OK);
     }
     bool* out = calloc((size_t)n, sizeof *out);  // removed from every broad phase
-    assert_non_null(out);
+    int* again_index = malloc(sizeof *again_index * (size_t)n);
+    assert_true(out && again_index);
     int* present_ids = malloc(sizeof *present_ids * (size_t)n);
     carom_aabb* present_boxes = malloc(sizeof *present_boxes * (size_t)n);
     vec3s* present_moves = malloc(sizeof *present_moves * (size_t)n);
@@ -207,9 +220,15 @@ static void run_scene(ref_broad_scene_kind kind, int n, double moving, double st
         // after the removes and inserts.
         const bool batch = f % 2 == 1;
         int batch_count = 0;
+        int again_count = 0;
         for (int i = 0; i < n; i++) {
             bool leave = f % 3 == 1 && !out[i] && (i * 7 + f) % 41 == 0;
             bool back = f % 3 == 2 && out[i];
+            bool again = f % 3 == 0 && !out[i] && (i * 13 + f) % 37 == 0;
+            if (again) {
+                again_index[again_count++] = i;
+                continue;
+            }
             bool move = !leave && !back && !out[i] && scene.roles[i] != REF_ROLE_STATIC;
             if (move && batch) {
                 present_ids[batch_count] = scene.ids[i];
@@ -234,6 +253,18 @@ static void run_scene(ref_broad_scene_kind kind, int n, double moving, double st
             if (leave) out[i] = true;
             if (back) out[i] = false;
         }
+        // All of them out, then all back in the same order: the freed
+        // slots are taken in reverse, so most ids change slot.
+        for (int c = 0; c < CONFIG_COUNT; c++) {
+            for (int k = 0; k < again_count; k++)
+                assert_int_equal(carom_broad_remove(&broads[c], scene.ids[again_index[k]]), CAROM_OK);
+            for (int k = 0; k < again_count; k++) {
+                int i = again_index[k];
+                assert_int_equal(carom_broad_insert(&broads[c], scene.ids[i], scene.boxes[i],
+                                                    scene.displacements[i]),
+                                 CAROM_OK);
+            }
+        }
         for (int c = 0; batch && c < CONFIG_COUNT; c++) {
             int applied = -1;
             assert_int_equal(carom_broad_move_many(&broads[c], batch_count, present_ids,
@@ -247,10 +278,17 @@ static void run_scene(ref_broad_scene_kind kind, int n, double moving, double st
         free(before[c]);
     }
     free(out);
+    free(again_index);
     free(present_ids);
     free(present_boxes);
     free(present_moves);
     ref_broad_scene_free(&scene);
+}
+
+static void run_scene(ref_broad_scene_kind kind, int n, double moving, double step, int frames,
+                      double offset, double band) {
+    run_scene_ids(kind, n, moving, step, frames, offset, band, false);
+    run_scene_ids(kind, n, moving, step, frames, offset, band, true);
 }
 
 static int scene_size(void) { return light() ? 300 : 1500; }

@@ -19,8 +19,11 @@ typedef struct pair_list {
 } pair_list;
 
 // The pair sort's digits: between these sizes, as wide as the number of
-// pairs, so that a histogram costs no more than a pass over the pairs.
-enum { RADIX_MIN_BITS = 8, RADIX_MAX_BITS = 18 };
+// pairs, so that a histogram costs no more than a pass over the pairs, and
+// no wider than 11 bits, so that a pass's histogram (8 KB) and the lines it
+// scatters to stay in the first-level cache: at 100k pairs, three passes
+// of 11 bits miss it a sixth less often than two of 17.
+enum { RADIX_MIN_BITS = 8, RADIX_MAX_BITS = 11 };
 
 struct carom_broad_data {
     carom_broad_desc desc;
@@ -138,11 +141,37 @@ float carom_aabb_sweep_time(carom_aabb a, vec3s da, carom_aabb b, vec3s db) {
 
 // ---- the proxy table ----------------------------------------------------------------------
 
-// The box around a box's corners lo, hi at the start and the end of the
-// step (displacement d).
-static inline carom_aabb fat_box(f4 lo, f4 hi, f4 d) {
+// A box's corners as two vectors, from two 16-byte loads inside the box:
+// lane 3 of each holds a coordinate of the other corner, and every use here
+// ignores it (three-lane masks, three-lane stores).
+static inline void box_load(const carom_aabb* b, f4* lo, f4* hi) {
+    f4 head, tail;
+    memcpy(&head, (const char*)b, sizeof head);      // min x y z, max x
+    memcpy(&tail, (const char*)b + 8, sizeof tail);  // min z, max x y z
+    *lo = head;
+    *hi = __builtin_shufflevector(tail, tail, 1, 2, 3, 0);
+}
+
+// Stores lanes 0-2 of lo and hi as a box: one 16-byte and one 8-byte store.
+static inline void box_store(carom_aabb* b, f4 lo, f4 hi) {
+    const f4 head = __builtin_shufflevector(lo, hi, 0, 1, 2, 4);
+    const f4 tail = __builtin_shufflevector(hi, hi, 1, 2, 1, 2);
+    memcpy((char*)b, &head, sizeof head);
+    memcpy((char*)b + 16, &tail, 2 * sizeof(float));
+}
+
+// A displacement as a vector with lane 3 zero.
+static inline f4 motion_load(const vec3s* d) {
+    f4 v = f4_zero();
+    memcpy(&v, d, sizeof *d);
+    return v;
+}
+
+// Stores the box around a box's corners lo, hi at the start and the end of
+// the step (displacement d) to *fat.
+static inline void fat_box_store(carom_aabb* fat, f4 lo, f4 hi, f4 d) {
     const f4 end_lo = lo + d, end_hi = hi + d;
-    return (carom_aabb){f4_to(f4_select(lo < end_lo, lo, end_lo)), f4_to(f4_max(hi, end_hi))};
+    box_store(fat, f4_select(lo < end_lo, lo, end_lo), f4_max(hi, end_hi));
 }
 
 // Grows every slot array to hold `need` slots. All or nothing, so a failed
@@ -337,7 +366,7 @@ carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3
     }
     w->box[slot] = box;
     w->motion[slot] = displacement;
-    w->fat[slot] = fat_box(f4_from(box.min), f4_from(box.max), f4_from(displacement));
+    fat_box_store(&w->fat[slot], f4_from(box.min), f4_from(box.max), f4_from(displacement));
     w->id[slot] = id;
     w->state[slot] = BROAD_SLOT_ALIVE | motion_bits(f4_from(displacement));
     w->moved_index[slot] = -1;
@@ -360,19 +389,22 @@ carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3
     return CAROM_OK;
 }
 
-// One move, validated; both move calls share it.
+// One move, validated; both move calls share it. `displacement` NULL is
+// zero.
 static inline carom_status move_proxy(carom_broad_data* data, int id, const carom_aabb* box,
-                                      vec3s displacement) {
+                                      const vec3s* displacement) {
     // In vectors once: the test, the fat box and the motion bits share them.
-    const f4 lo = f4_from(box->min), hi = f4_from(box->max), d = f4_from(displacement);
+    f4 lo, hi;
+    box_load(box, &lo, &hi);
+    const f4 d = displacement ? motion_load(displacement) : f4_zero();
     if (!proxy_vectors_valid(lo, hi, d)) return CAROM_ERR_INVALID_ARG;
     broad_world* w = &data->world;
     int slot = slot_of(data, id);
     if (slot < 0) return CAROM_ERR_UNKNOWN_ID;
 
     w->box[slot] = *box;
-    w->motion[slot] = displacement;
-    w->fat[slot] = fat_box(lo, hi, d);
+    memcpy(&w->motion[slot], &d, sizeof w->motion[slot]);
+    fat_box_store(&w->fat[slot], lo, hi, d);
     w->state[slot] = (uint8_t)((w->state[slot] & ~BROAD_SLOT_STILL) | motion_bits(d));
     if (data->ops->move) data->ops->move(data->state, w, slot);
     mark_moved(w, slot);
@@ -381,7 +413,7 @@ static inline carom_status move_proxy(carom_broad_data* data, int id, const caro
 
 carom_status carom_broad_move(carom_broad* broad, int id, carom_aabb box, vec3s displacement) {
     if (!broad || !broad->data) return CAROM_ERR_INVALID_ARG;
-    return move_proxy(broad->data, id, &box, displacement);
+    return move_proxy(broad->data, id, &box, &displacement);
 }
 
 carom_status carom_broad_move_many(carom_broad* broad, int count, const int* ids,
@@ -391,11 +423,10 @@ carom_status carom_broad_move_many(carom_broad* broad, int count, const int* ids
     if (!broad || !broad->data || count < 0 || (count > 0 && (!ids || !boxes)))
         return CAROM_ERR_INVALID_ARG;
     carom_broad_data* data = broad->data;
-    const vec3s still = {{0.0f, 0.0f, 0.0f}};
     int i = 0;
     carom_status status = CAROM_OK;
     for (; i < count; i++) {
-        status = move_proxy(data, ids[i], &boxes[i], displacements ? displacements[i] : still);
+        status = move_proxy(data, ids[i], &boxes[i], displacements ? &displacements[i] : NULL);
         if (status != CAROM_OK) break;
     }
     if (applied) *applied = i;
@@ -447,21 +478,37 @@ static int radix_digit_bits(int n, int bits, int* passes) {
     return *passes > 0 ? (bits + *passes - 1) / *passes : d;
 }
 
+// The histograms radix_sort64 counts: one per pass, and at least three.
+static inline int radix_histograms(int passes) { return passes > 3 ? passes : 3; }
+
 // Sorts n 64-bit keys by their bits [low, low + passes * digit) ascending,
 // LSD radix with `digit`-bit digits, carrying a 32-bit value unless
 // `values` is NULL; the tmp arrays are scratch of n entries; `count` holds
-// passes << digit words. All histograms come from one read of the keys,
-// and a digit every key shares is skipped. Stable.
+// radix_histograms(passes) << digit words. All histograms come from one
+// read of the keys, and a digit every key shares is skipped. Stable.
 static void radix_sort64(uint64_t* keys, uint32_t* values, uint64_t* tmp_keys,
                          uint32_t* tmp_values, int n, int low, int digit, int passes,
                          uint32_t* count) {
     if (n < 2 || passes == 0) return;
     const uint64_t mask = ((uint64_t)1 << digit) - 1;
     const size_t buckets = (size_t)1 << digit;
-    memset(count, 0, ((size_t)passes << digit) * sizeof *count);
-    for (int i = 0; i < n; i++) {
-        uint64_t k = keys[i] >> low;
-        for (int d = 0; d < passes; d++) count[((size_t)d << digit) + ((k >> (d * digit)) & mask)]++;
+    memset(count, 0, ((size_t)radix_histograms(passes) << digit) * sizeof *count);
+    if (passes <= 3) {
+        // Written out for the usual two or three passes: a digit past the
+        // last pass is zero in every key, and its histogram goes unused.
+        uint32_t* c1 = count + ((size_t)1 << digit);
+        uint32_t* c2 = count + ((size_t)2 << digit);
+        for (int i = 0; i < n; i++) {
+            uint64_t k = keys[i] >> low;
+            count[k & mask]++;
+            c1[(k >> digit) & mask]++;
+            c2[(k >> (2 * digit)) & mask]++;
+        }
+    } else {
+        for (int i = 0; i < n; i++) {
+            uint64_t k = keys[i] >> low;
+            for (int d = 0; d < passes; d++) count[((size_t)d << digit) + ((k >> (d * digit)) & mask)]++;
+        }
     }
     uint64_t *k = keys, *tk = tmp_keys;
     uint32_t *v = values, *tv = tmp_values;
@@ -560,8 +607,8 @@ static carom_status sort_fresh_pairs(carom_broad_data* data) {
     }
     int passes;
     int digit = radix_digit_bits(kept, 2 * shift, &passes);
-    if (!broad_reserve((void**)&data->radix_count, &data->radix_count_capacity, passes << digit,
-                       sizeof(uint32_t)))
+    if (!broad_reserve((void**)&data->radix_count, &data->radix_count_capacity,
+                       radix_histograms(passes) << digit, sizeof(uint32_t)))
         return CAROM_ERR_OUT_OF_MEMORY;
     radix_sort64(keys, order, tmp_keys, tmp_order, kept, below, digit, passes, data->radix_count);
 

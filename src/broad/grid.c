@@ -88,7 +88,9 @@ typedef struct grid {
     // Centre cell: a block of candidate entry pairs (centre_pairs).
     uint32_t* block;
     int block_capacity;
-    int block_half;  // first entries in [0, half), second in [half, 2 half)
+    // Three parts of block_part entries: first entries, second entries, and
+    // the indices of the candidates that meet.
+    int block_part;
     grid_big big;
 
     // Updates that change few boxes reuse the last rebuild's cells and the
@@ -170,6 +172,17 @@ static inline int grid_axis_cell(double x, double origin, double inv_cell, int n
     return (int)t;
 }
 
+// Two lanes of grid_axis_cell's clamp: NaN clamps to `low` too.
+typedef double d2 __attribute__((vector_size(16)));
+typedef int64_t l2 __attribute__((vector_size(16)));
+
+static inline d2 d2_clamp(d2 t, d2 low, d2 high) {
+    l2 above = t > low;
+    t = (d2)(((l2)t & above) | ((l2)low & ~above));
+    l2 below = t < high;
+    return (d2)(((l2)t & below) | ((l2)high & ~below));
+}
+
 static inline void grid_cell_of(const grid* g, double x, double y, double z, int c[3]) {
     c[0] = grid_axis_cell(x, g->origin[0], g->inv_cell, g->dims[0]);
     c[1] = grid_axis_cell(y, g->origin[1], g->inv_cell, g->dims[1]);
@@ -211,9 +224,14 @@ static double grid_counting_sort(grid* g) {
     // ends as the first entry of key k.
     memset(first, 0, (size_t)(end + 2) * sizeof *first);
     for (int i = 0; i < n; i++) first[g->keys[i] + 2]++;
+    // One pass over the keys for the occupancy and the running sum (first[1]
+    // is 0).
     int64_t square_sum = 0;
-    for (int k = 2; k < end + 2; k++) square_sum += (int64_t)first[k] * first[k];
-    for (int k = 1; k < end + 2; k++) first[k] += first[k - 1];
+    for (int k = 2; k < end + 2; k++) {
+        const int64_t c = first[k];
+        square_sum += c * c;
+        first[k] = (int)c + first[k - 1];
+    }
     for (int i = 0; i < n; i++) {
         uint32_t key = g->keys[i], value = g->values[i];
         int at = first[key + 1]++;
@@ -311,9 +329,12 @@ static carom_status centre_fill(grid* g, const broad_world* w) {
     // The layout in locals: the entry stores could alias its int fields.
     uint32_t* keys = g->keys;
     uint32_t* values = g->values;
-    const double small_limit = g->small_limit, inv_cell = g->inv_cell;
-    const double ox = g->origin[0], oy = g->origin[1], oz = g->origin[2];
-    const int nx = g->dims[0], ny = g->dims[1], nz = g->dims[2];
+    const double small_limit = g->small_limit;
+    // grid_axis_cell on two lanes of doubles: (x, y) and (z, z).
+    const d2 o_xy = {g->origin[0], g->origin[1]}, o_zz = {g->origin[2], g->origin[2]};
+    const d2 inv = {g->inv_cell, g->inv_cell}, zero = {0.0, 0.0}, half = {0.5, 0.5};
+    const d2 last_xy = {(double)(g->dims[0] - 1), (double)(g->dims[1] - 1)};
+    const d2 last_zz = {(double)(g->dims[2] - 1), (double)(g->dims[2] - 1)};
     const uint32_t stride_y = (uint32_t)g->stride_y, stride_z = (uint32_t)g->stride_z;
     int n = 0, alive = 0;
     double size_sum = 0.0;
@@ -322,7 +343,11 @@ static carom_status centre_fill(grid* g, const broad_world* w) {
     for (int s = 0; s < w->slot_end; s++) {
         if (!broad_slot_alive(w, s)) continue;
         const carom_aabb* b = &w->fat[s];
-        double size = grid_box_size(b);
+        const d2 lo_xy = {b->min.x, b->min.y}, hi_xy = {b->max.x, b->max.y};
+        const d2 lo_zz = {b->min.z, b->min.z}, hi_zz = {b->max.z, b->max.z};
+        const d2 extent_xy = hi_xy - lo_xy, extent_zz = hi_zz - lo_zz;
+        double size = extent_xy[0] > extent_xy[1] ? extent_xy[0] : extent_xy[1];
+        size = size > extent_zz[0] ? size : extent_zz[0];
         alive++;
         size_sum += size;
         coord = grid_coord_max(coord, b);
@@ -334,10 +359,9 @@ static carom_status centre_fill(grid* g, const broad_world* w) {
             }
             continue;
         }
-        int i = grid_axis_cell(0.5 * ((double)b->min.x + b->max.x), ox, inv_cell, nx);
-        int j = grid_axis_cell(0.5 * ((double)b->min.y + b->max.y), oy, inv_cell, ny);
-        int k = grid_axis_cell(0.5 * ((double)b->min.z + b->max.z), oz, inv_cell, nz);
-        keys[n] = grid_key_strided(i, j, k, stride_y, stride_z);
+        const d2 t_xy = d2_clamp((half * (lo_xy + hi_xy) - o_xy) * inv, zero, last_xy);
+        const d2 t_zz = d2_clamp((half * (lo_zz + hi_zz) - o_zz) * inv, zero, last_zz);
+        keys[n] = grid_key_strided((int)t_xy[0], (int)t_xy[1], (int)t_zz[0], stride_y, stride_z);
         values[n++] = (uint32_t)s;
     }
     grid_sizes_fold(&g->sizes, alive, size_sum, coord);
@@ -353,9 +377,13 @@ static bool centre_gather(grid* g, const broad_world* w) {
     int n = g->entry_count;
     if (!broad_reserve((void**)&g->boxes, &g->boxes_capacity, n + 1, sizeof(grid_box)))
         return false;
+    // Lane 3 of `hi` is a NaN, so that lane fails both comparisons of the
+    // pair tests whatever the slot bits in `lo` (centre_meet).
+    const i4 nan3 = {0, 0, 0, 0x7fc00000};
     for (int i = 0; i < n; i++) {
         int s = (int)g->values[i];
         g->boxes[i] = grid_box_make(&w->fat[s], s);
+        g->boxes[i].hi = (f4)((i4)g->boxes[i].hi | nan3);
     }
     // The sentinel the pair tests pad with: empty, it meets no box.
     g->boxes[n].lo = (f4){INFINITY, INFINITY, INFINITY, 0.0f};
@@ -396,6 +424,13 @@ static inline const grid_box* centre_box(const grid_box* boxes, uint32_t offset)
     return (const grid_box*)(const void*)((const char*)boxes + offset);
 }
 
+// grid_box_overlap for the centre-cell entries, whose `hi` has a NaN in
+// lane 3 (centre_gather): that lane fails both comparisons, so the mask of
+// all four lanes is 7 exactly when x, y and z overlap, and needs no masking.
+static inline bool centre_meet(const grid_box* a, const grid_box* b) {
+    return i4_mask4((a->lo <= b->hi) & (b->lo <= a->hi)) == 7;
+}
+
 // Tests the candidate pairs (first[k], second[k]) for k < count and
 // appends the overlapping ones, with room made for one more than count. One
 // loop over many entries' candidates: its exit is predictable where a loop
@@ -404,18 +439,24 @@ static inline const grid_box* centre_box(const grid_box* boxes, uint32_t offset)
 // entries (g->boxes[entry_count]), which meets nothing, so no lane needs a
 // mask; the lists have room for CENTRE_APPEND more.
 static void centre_test_block(const grid_box* boxes, uint32_t sentinel, uint32_t* first,
-                              uint32_t* second, int count, broad_pairs* out) {
+                              uint32_t* second, uint32_t* meets, int count, broad_pairs* out) {
     for (int k = count; k < count + 4; k++) first[k] = second[k] = sentinel;
-    broad_pair* at = out->items + out->count;
+    // The candidates that meet (about one in ten) are listed by index, one
+    // store each, and made pairs of slots after.
+    size_t kept = 0;
     for (int k = 0; k < count; k += 4) {
         for (int u = 0; u < 4; u++) {
             const grid_box* a = centre_box(boxes, first[k + u]);
             const grid_box* b = centre_box(boxes, second[k + u]);
-            *at = (broad_pair){grid_box_slot(a), grid_box_slot(b), -1.0f};
-            at += grid_box_overlap(a, b);
+            meets[kept] = (uint32_t)(k + u);
+            kept += centre_meet(a, b);
         }
     }
-    out->count = (int)(at - out->items);
+    broad_pair* at = out->items + out->count;
+    for (size_t k = 0; k < kept; k++)
+        at[k] = (broad_pair){grid_box_slot(centre_box(boxes, first[meets[k]])),
+                             grid_box_slot(centre_box(boxes, second[meets[k]])), -1.0f};
+    out->count += (int)kept;
 }
 
 // Appends entry i paired with each of the entries [from, to): eight
@@ -449,8 +490,8 @@ static bool centre_block_flush(grid* g, int* count, broad_pairs* out) {
     if (!broad_reserve((void**)&out->items, &out->capacity, out->count + *count + 1,
                        sizeof(broad_pair)))
         return false;
-    centre_test_block(g->boxes, centre_offset(g->entry_count), g->block, g->block + g->block_half,
-                      *count, out);
+    centre_test_block(g->boxes, centre_offset(g->entry_count), g->block, g->block + g->block_part,
+                      g->block + 2 * (size_t)g->block_part, *count, out);
     *count = 0;
     return true;
 }
@@ -459,13 +500,13 @@ static bool centre_block_flush(grid* g, int* count, broad_pairs* out) {
 // grows it when they alone would. False when out of memory.
 static bool centre_block_make_room(grid* g, int* count, int reach, broad_pairs* out) {
     if (!centre_block_flush(g, count, out)) return false;
-    if (reach <= g->block_half - CENTRE_APPEND) return true;
-    int64_t half = reach + CENTRE_APPEND > CENTRE_BLOCK ? reach + CENTRE_APPEND : CENTRE_BLOCK;
-    // The halves move apart: the block is empty here.
-    if (2 * half > INT32_MAX ||
-        !broad_reserve((void**)&g->block, &g->block_capacity, (int)(2 * half), sizeof(uint32_t)))
+    if (reach <= g->block_part - CENTRE_APPEND) return true;
+    int64_t part = reach + CENTRE_APPEND > CENTRE_BLOCK ? reach + CENTRE_APPEND : CENTRE_BLOCK;
+    // The parts move apart: the block is empty here.
+    if (3 * part > INT32_MAX ||
+        !broad_reserve((void**)&g->block, &g->block_capacity, (int)(3 * part), sizeof(uint32_t)))
         return false;
-    g->block_half = (int)half;
+    g->block_part = (int)part;
     return true;
 }
 
@@ -478,11 +519,11 @@ static inline bool centre_block_add(grid* g, int* count, int i, const int e0[CEN
     // an int.
     int reach = 0;
     for (int r = 0; r < CENTRE_RANGES; r++) reach += e1[r] - e0[r];
-    if (reach > g->block_half - CENTRE_APPEND - *count &&
+    if (reach > g->block_part - CENTRE_APPEND - *count &&
         !centre_block_make_room(g, count, reach, out))
         return false;
     uint32_t* firsts = g->block;
-    uint32_t* seconds = g->block + g->block_half;
+    uint32_t* seconds = g->block + g->block_part;
     // Written out: a loop of five mispredicts its exit in some builds.
     _Static_assert(CENTRE_RANGES == 5, "one append per range");
     int at = *count;

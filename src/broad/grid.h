@@ -31,8 +31,9 @@
 
 // A fat box and its slot, copied densely so that the pair loops stream and
 // test with two vector comparisons. Lane 3 of `lo` holds the slot's bits,
-// of `hi` a small tag (the all-cells strategy's lowest-cell axes); the tests
-// mask lane 3 out.
+// of `hi` a small tag (the all-cells strategy's lowest-cell axes) or, in the
+// centre-cell grid's entries, a NaN; the tests mask lane 3 out, or let the
+// NaN fail it.
 typedef struct grid_box {
     f4 lo;
     f4 hi;
