@@ -324,7 +324,8 @@ static int slot_of(const carom_broad_data* data, int id) {
     // slot `id` before hashing. Ids are unique, so an alive slot holding
     // the id is its slot.
     const broad_world* w = &data->world;
-    if (id >= 0 && id < w->slot_end && w->id[id] == id && broad_slot_alive(w, id)) return id;
+    if ((unsigned)id < (unsigned)w->slot_end && w->id[id] == id && broad_slot_alive(w, id))
+        return id;
     const map64_entry* e = map64_find(&data->ids, id_map_key(id));
     return e ? (int)e->value : -1;
 }
@@ -390,9 +391,10 @@ carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3
 }
 
 // One move, validated; both move calls share it. `displacement` NULL is
-// zero.
-static inline carom_status move_proxy(carom_broad_data* data, int id, const carom_aabb* box,
-                                      const vec3s* displacement) {
+// zero; `kind_move` is data->ops->move, loaded once by the caller.
+static inline carom_status move_proxy(carom_broad_data* data,
+                                      void (*kind_move)(void*, const broad_world*, int), int id,
+                                      const carom_aabb* box, const vec3s* displacement) {
     // In vectors once: the test, the fat box and the motion bits share them.
     f4 lo, hi;
     box_load(box, &lo, &hi);
@@ -405,15 +407,21 @@ static inline carom_status move_proxy(carom_broad_data* data, int id, const caro
     w->box[slot] = *box;
     memcpy(&w->motion[slot], &d, sizeof w->motion[slot]);
     fat_box_store(&w->fat[slot], lo, hi, d);
-    w->state[slot] = (uint8_t)((w->state[slot] & ~BROAD_SLOT_STILL) | motion_bits(d));
-    if (data->ops->move) data->ops->move(data->state, w, slot);
-    mark_moved(w, slot);
+    // mark_moved with the state in hand: its moved bit says whether the
+    // slot is listed already.
+    const uint8_t state = w->state[slot];
+    w->state[slot] = (uint8_t)((state & ~BROAD_SLOT_STILL) | motion_bits(d) | BROAD_SLOT_MOVED);
+    if (!(state & BROAD_SLOT_MOVED)) {
+        w->moved_index[slot] = w->moved_count;
+        w->moved[w->moved_count++] = slot;
+    }
+    if (kind_move) kind_move(data->state, w, slot);
     return CAROM_OK;
 }
 
 carom_status carom_broad_move(carom_broad* broad, int id, carom_aabb box, vec3s displacement) {
     if (!broad || !broad->data) return CAROM_ERR_INVALID_ARG;
-    return move_proxy(broad->data, id, &box, &displacement);
+    return move_proxy(broad->data, broad->data->ops->move, id, &box, &displacement);
 }
 
 carom_status carom_broad_move_many(carom_broad* broad, int count, const int* ids,
@@ -423,10 +431,12 @@ carom_status carom_broad_move_many(carom_broad* broad, int count, const int* ids
     if (!broad || !broad->data || count < 0 || (count > 0 && (!ids || !boxes)))
         return CAROM_ERR_INVALID_ARG;
     carom_broad_data* data = broad->data;
+    void (*kind_move)(void*, const broad_world*, int) = data->ops->move;
     int i = 0;
     carom_status status = CAROM_OK;
     for (; i < count; i++) {
-        status = move_proxy(data, ids[i], &boxes[i], displacements ? &displacements[i] : NULL);
+        status = move_proxy(data, kind_move, ids[i], &boxes[i],
+                            displacements ? &displacements[i] : NULL);
         if (status != CAROM_OK) break;
     }
     if (applied) *applied = i;
@@ -486,10 +496,14 @@ static inline int radix_histograms(int passes) { return passes > 3 ? passes : 3;
 // `values` is NULL; the tmp arrays are scratch of n entries; `count` holds
 // radix_histograms(passes) << digit words. All histograms come from one
 // read of the keys, and a digit every key shares is skipped. Stable.
-static void radix_sort64(uint64_t* keys, uint32_t* values, uint64_t* tmp_keys,
-                         uint32_t* tmp_values, int n, int low, int digit, int passes,
-                         uint32_t* count) {
-    if (n < 2 || passes == 0) return;
+// Returns the array the sorted keys end in, `keys` or `tmp_keys` (the
+// passes ping-pong between them, and copying back would cost a pass), and
+// sets *sorted_values (unless NULL) to the values' one likewise.
+static uint64_t* radix_sort64(uint64_t* keys, uint32_t* values, uint64_t* tmp_keys,
+                              uint32_t* tmp_values, int n, int low, int digit, int passes,
+                              uint32_t* count, uint32_t** sorted_values) {
+    if (sorted_values) *sorted_values = values;
+    if (n < 2 || passes == 0) return keys;
     const uint64_t mask = ((uint64_t)1 << digit) - 1;
     const size_t buckets = (size_t)1 << digit;
     memset(count, 0, ((size_t)radix_histograms(passes) << digit) * sizeof *count);
@@ -536,10 +550,8 @@ static void radix_sort64(uint64_t* keys, uint32_t* values, uint64_t* tmp_keys,
         uint64_t* swap_k = k;
         k = tk, tk = swap_k;
     }
-    if (k != keys) {
-        memcpy(keys, k, (size_t)n * sizeof *keys);
-        if (v) memcpy(values, v, (size_t)n * sizeof *values);
-    }
+    if (sorted_values) *sorted_values = v;
+    return k;
 }
 
 // Tests the candidates involving a moved proxy (a pair of two unmoved
@@ -610,7 +622,8 @@ static carom_status sort_fresh_pairs(carom_broad_data* data) {
     if (!broad_reserve((void**)&data->radix_count, &data->radix_count_capacity,
                        radix_histograms(passes) << digit, sizeof(uint32_t)))
         return CAROM_ERR_OUT_OF_MEMORY;
-    radix_sort64(keys, order, tmp_keys, tmp_order, kept, below, digit, passes, data->radix_count);
+    keys = radix_sort64(keys, order, tmp_keys, tmp_order, kept, below, digit, passes,
+                        data->radix_count, &order);
 
     if (!list_reserve_slots(out, kept)) return CAROM_ERR_OUT_OF_MEMORY;
     int count = 0;

@@ -510,29 +510,47 @@ static bool centre_block_make_room(grid* g, int* count, int reach, broad_pairs* 
     return true;
 }
 
+// The block as the listing loops see it, in locals: their stores to the
+// block could alias the grid's int fields, which would be reloaded at every
+// entry.
+typedef struct centre_cursor {
+    uint32_t* first;
+    uint32_t* second;
+    int limit;  // candidates the block takes before its padding
+    int count;
+} centre_cursor;
+
+static inline centre_cursor centre_cursor_of(const grid* g, int count) {
+    return (centre_cursor){g->block, g->block + g->block_part, g->block_part - CENTRE_APPEND,
+                           count};
+}
+
 // Lists entry i against the entries of its five runs [e0[r], e1[r]),
 // making room first when they would overflow the block. False when out of
-// memory. Inline, with the count in a register: it runs once per entry.
-static inline bool centre_block_add(grid* g, int* count, int i, const int e0[CENTRE_RANGES],
+// memory. Inline: it runs once per entry.
+static inline bool centre_block_add(grid* g, centre_cursor* c, int i, const int e0[CENTRE_RANGES],
                                     const int e1[CENTRE_RANGES], broad_pairs* out) {
+    // The runs follow each other in key order, so they hold at most
+    // e1[4] - e0[0] entries: when that fits, their exact sum is not needed.
     // At most every entry five times: CAROM_BROAD_MAX_PROXIES keeps it in
     // an int.
-    int reach = 0;
-    for (int r = 0; r < CENTRE_RANGES; r++) reach += e1[r] - e0[r];
-    if (reach > g->block_part - CENTRE_APPEND - *count &&
-        !centre_block_make_room(g, count, reach, out))
-        return false;
-    uint32_t* firsts = g->block;
-    uint32_t* seconds = g->block + g->block_part;
+    if (e1[CENTRE_RANGES - 1] - e0[0] > c->limit - c->count) {
+        int reach = 0;
+        for (int r = 0; r < CENTRE_RANGES; r++) reach += e1[r] - e0[r];
+        if (reach > c->limit - c->count) {
+            if (!centre_block_make_room(g, &c->count, reach, out)) return false;
+            *c = centre_cursor_of(g, c->count);
+        }
+    }
     // Written out: a loop of five mispredicts its exit in some builds.
     _Static_assert(CENTRE_RANGES == 5, "one append per range");
-    int at = *count;
-    at = centre_block_append(firsts, seconds, at, i, e0[0], e1[0]);
-    at = centre_block_append(firsts, seconds, at, i, e0[1], e1[1]);
-    at = centre_block_append(firsts, seconds, at, i, e0[2], e1[2]);
-    at = centre_block_append(firsts, seconds, at, i, e0[3], e1[3]);
-    at = centre_block_append(firsts, seconds, at, i, e0[4], e1[4]);
-    *count = at;
+    int at = c->count;
+    at = centre_block_append(c->first, c->second, at, i, e0[0], e1[0]);
+    at = centre_block_append(c->first, c->second, at, i, e0[1], e1[1]);
+    at = centre_block_append(c->first, c->second, at, i, e0[2], e1[2]);
+    at = centre_block_append(c->first, c->second, at, i, e0[3], e1[3]);
+    at = centre_block_append(c->first, c->second, at, i, e0[4], e1[4]);
+    c->count = at;
     return true;
 }
 
@@ -551,21 +569,23 @@ static inline bool centre_block_add(grid* g, int* count, int i, const int e0[CEN
 static bool centre_pairs_dense(grid* g, broad_pairs* out) {
     const uint32_t* keys = g->keys;
     const int* first = g->first;
-    uint32_t offset[CENTRE_RANGES], width[CENTRE_RANGES];
-    centre_offsets(g, offset, width);
-    int count = 0;
+    // centre_offsets' rows, as pointers to each row's middle cell: the
+    // loads below take their displacements from the instruction.
+    const ptrdiff_t sy = g->stride_y, sz = g->stride_z;
+    centre_cursor c = centre_cursor_of(g, 0);
     for (int i = 0; i < g->entry_count; i++) {
-        const uint32_t key = keys[i];
+        const int* cell = first + keys[i];
+        const int* rows[CENTRE_RANGES - 1] = {cell + sy, cell + sz - sy, cell + sz, cell + sz + sy};
         int e0[CENTRE_RANGES], e1[CENTRE_RANGES];
         e0[0] = i + 1;
-        e1[0] = first[key + 2];
+        e1[0] = cell[2];
         for (int r = 1; r < CENTRE_RANGES; r++) {
-            e0[r] = first[key + offset[r]];
-            e1[r] = first[key + offset[r] + width[r] + 1];
+            e0[r] = rows[r - 1][-1];
+            e1[r] = rows[r - 1][2];
         }
-        if (!centre_block_add(g, &count, i, e0, e1, out)) return false;
+        if (!centre_block_add(g, &c, i, e0, e1, out)) return false;
     }
-    return centre_block_flush(g, &count, out);
+    return centre_block_flush(g, &c.count, out);
 }
 
 // Sparse keys: each range's two ends are pointers into the occupied cells
@@ -577,7 +597,7 @@ static bool centre_pairs_sparse(grid* g, broad_pairs* out) {
     uint32_t offset[CENTRE_RANGES], width[CENTRE_RANGES];
     centre_offsets(g, offset, width);
     int at[CENTRE_RANGES] = {0}, end[CENTRE_RANGES] = {0};
-    int count = 0;
+    centre_cursor c = centre_cursor_of(g, 0);
     for (int u = 0; u < m; u++) {
         const int s0 = st[u], s1 = st[u + 1];
         int e0[CENTRE_RANGES], e1[CENTRE_RANGES];
@@ -595,10 +615,10 @@ static bool centre_pairs_sparse(grid* g, broad_pairs* out) {
         for (int i = s0; i < s1; i++) {
             e0[0] = i + 1;
             e1[0] = next_end;
-            if (!centre_block_add(g, &count, i, e0, e1, out)) return false;
+            if (!centre_block_add(g, &c, i, e0, e1, out)) return false;
         }
     }
-    return centre_block_flush(g, &count, out);
+    return centre_block_flush(g, &c.count, out);
 }
 
 static bool centre_pairs(grid* g, broad_pairs* out) {
@@ -1004,7 +1024,10 @@ static carom_status grid_find(grid* g, const broad_world* w, const carom_aabb* w
 // the stale boxes together with the rebuild's big ones (for each other).
 // The last update's pairs between boxes that did not change this update
 // hold as they are. Past one box in GRID_STALE_SHARE, or past the sweep's
-// bound (grid_stale_limit), or after an error, the update rebuilds.
+// bound (grid_stale_limit), or after an error, the update rebuilds. An
+// update that moved more boxes than that keeps no pairs for the next: with
+// everything moving, copying them every update would serve no reuse, and a
+// scene that calms down rebuilds once before it reuses.
 #define GRID_STALE_SHARE 16
 #define GRID_STALE_MIN_BOUND 4096
 
@@ -1183,8 +1206,9 @@ static carom_status grid_find_pairs(void* state, const broad_world* world, broad
         reuse = reuse && g->stale_count <= stale_limit;
         status = reuse ? grid_reuse(g, world, out) : grid_rebuild(g, world, out);
     }
-    // The pairs are kept for the next update.
-    if (status == CAROM_OK) {
+    // The pairs are kept for the next update, when it may reuse them.
+    const bool keep = world->moved_count <= grid_stale_limit(world->proxy_count);
+    if (status == CAROM_OK && keep) {
         int n = out->count - start;
         if (broad_reserve((void**)&g->last.items, &g->last.capacity, n, sizeof(broad_pair))) {
             if (n > 0) memcpy(g->last.items, out->items + start, (size_t)n * sizeof(broad_pair));
@@ -1193,7 +1217,7 @@ static carom_status grid_find_pairs(void* state, const broad_world* world, broad
             status = CAROM_ERR_OUT_OF_MEMORY;
         }
     }
-    g->last_valid = status == CAROM_OK;
+    g->last_valid = status == CAROM_OK && keep;
     if (status != CAROM_OK) out->count = start;
     return status;
 }
