@@ -340,17 +340,17 @@ static inline bool proxy_vectors_valid(f4 lo, f4 hi, f4 d) {
     return i4_mask3((f4_abs(lo) <= m) & (f4_abs(hi) <= m) & (f4_abs(d) <= m) & (lo <= hi)) == 7;
 }
 
-static inline bool proxy_is_valid(const carom_aabb* b, vec3s d) {
-    return proxy_vectors_valid(f4_from(b->min), f4_from(b->max), f4_from(d));
-}
-
 static inline uint8_t motion_bits(f4 d) {
     return i4_mask3(d == f4_zero()) == 7 ? BROAD_SLOT_STILL : 0;
 }
 
 carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3s displacement) {
     if (!broad || !broad->data) return CAROM_ERR_INVALID_ARG;
-    if (!proxy_is_valid(&box, displacement)) return CAROM_ERR_INVALID_ARG;
+    // Loaded and checked as a move does (move_proxy).
+    f4 lo, hi;
+    box_load(&box, &lo, &hi);
+    const f4 d = motion_load(&displacement);
+    if (!proxy_vectors_valid(lo, hi, d)) return CAROM_ERR_INVALID_ARG;
     carom_broad_data* data = broad->data;
     broad_world* w = &data->world;
     if (slot_of(data, id) >= 0) return CAROM_ERR_DUPLICATE_ID;
@@ -367,9 +367,9 @@ carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3
     }
     w->box[slot] = box;
     w->motion[slot] = displacement;
-    fat_box_store(&w->fat[slot], f4_from(box.min), f4_from(box.max), f4_from(displacement));
+    fat_box_store(&w->fat[slot], lo, hi, d);
     w->id[slot] = id;
-    w->state[slot] = BROAD_SLOT_ALIVE | motion_bits(f4_from(displacement));
+    w->state[slot] = BROAD_SLOT_ALIVE | motion_bits(d);
     w->moved_index[slot] = -1;
     if (fresh) w->slot_end++; else w->free_count--;
 

@@ -345,6 +345,7 @@ static carom_status centre_fill(grid* g, const broad_world* w) {
         const carom_aabb* b = &w->fat[s];
         const d2 lo_xy = {b->min.x, b->min.y}, hi_xy = {b->max.x, b->max.y};
         const d2 lo_zz = {b->min.z, b->min.z}, hi_zz = {b->max.z, b->max.z};
+        // grid_box_size on the lanes, with the same roundings.
         const d2 extent_xy = hi_xy - lo_xy, extent_zz = hi_zz - lo_zz;
         double size = extent_xy[0] > extent_xy[1] ? extent_xy[0] : extent_xy[1];
         size = size > extent_zz[0] ? size : extent_zz[0];

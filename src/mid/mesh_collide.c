@@ -315,11 +315,6 @@ typedef struct wnode {
     float size;
 } wnode;
 
-static inline f4 lane_of(const f4* v, int lane) {
-    float x = (*v)[lane];
-    return (f4){x, x, x, x};
-}
-
 static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b);
 
 // Unfolds wide node x of side xs against y, the other tree's node: SAT-lite
@@ -340,8 +335,8 @@ static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wn
     f4 slack = c->slack;
     i4 apart = (i4){0, 0, 0, 0};
     for (int j = 0; j < 3; ++j) {
-        apart |= f4_abs(lane_of(&yb->c_other[j], y->lane) - k.c[j]) -
-                     (k.e[j] + lane_of(&yb->e_other[j], y->lane)) >
+        apart |= f4_abs(lanes4(yb->c_other[j][y->lane]) - k.c[j]) -
+                     (k.e[j] + lanes4(yb->e_other[j][y->lane])) >
                  slack;
     }
     for (int j = 0; j < 3; ++j) {
@@ -349,8 +344,8 @@ static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wn
                        xs->t4[j];
         k.e_other[j] = xs->abs_m[j][0] * k.e[0] + xs->abs_m[j][1] * k.e[1] +
                        xs->abs_m[j][2] * k.e[2];
-        apart |= f4_abs(k.c_other[j] - lane_of(&yb->c[j], y->lane)) -
-                     (k.e_other[j] + lane_of(&yb->e[j], y->lane)) >
+        apart |= f4_abs(k.c_other[j] - lanes4(yb->c[j][y->lane])) -
+                     (k.e_other[j] + lanes4(yb->e[j][y->lane])) >
                  slack;
     }
     unsigned live = ~(unsigned)i4_mask4(apart) & 15u;
@@ -394,11 +389,10 @@ static void side_init(side* s, const carom_mesh* mesh, const carom_rot* m, vec3s
         s->col[j] = f4_make(m->row[0].raw[j], m->row[1].raw[j], m->row[2].raw[j]);
         s->abs_col[j] = f4_abs(s->col[j]);
         for (int i = 0; i < 3; ++i) {
-            float v = m->row[j].raw[i];
-            s->m[j][i] = (f4){v, v, v, v};
+            s->m[j][i] = lanes4(m->row[j].raw[i]);
             s->abs_m[j][i] = f4_abs(s->m[j][i]);
         }
-        s->t4[j] = (f4){trans.raw[j], trans.raw[j], trans.raw[j], trans.raw[j]};
+        s->t4[j] = lanes4(trans.raw[j]);
     }
     s->trans = f4_from(trans);
 }

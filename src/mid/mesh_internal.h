@@ -32,7 +32,8 @@ typedef struct mid_aabb_node {
 // other mesh, one ray or one box meets all four in a few vector
 // operations. A child is a wide node (index >= 0) or a binary leaf (~its
 // index). An unused lane has centre 0 and half extents -MID_WIDE_EMPTY,
-// which every overlap test rejects without a mask. 116 bytes.
+// which the box tests reject without a mask (a ray's slab test masks it:
+// negative extents would turn its slabs inside out). 116 bytes.
 typedef struct mid_wide_node {
     float center[3][4];  // [axis][child]
     float half[3][4];    // half extents, computed from min and max as walks do

@@ -127,6 +127,8 @@ static void walk_wide(const mid_tree* t, const mid_sweep* s, float* limit,
             near = f4_max(near, f4_select(a < b, a, b));
             far = f4_select(far < f4_max(a, b), far, f4_max(a, b));
         }
+        // Unused lanes masked: their negative extents make inverted slabs,
+        // which the min/max above would read as a huge box.
         static const i4 lanes[5] = {{0, 0, 0, 0}, {-1, 0, 0, 0}, {-1, -1, 0, 0}, {-1, -1, -1, 0},
                                     {-1, -1, -1, -1}};
         unsigned hit = (unsigned)i4_mask4((near <= far) & lanes[n->count]);
