@@ -171,7 +171,7 @@ static inline f4 motion_load(const vec3s* d) {
 // the step (displacement d) to *fat.
 static inline void fat_box_store(carom_aabb* fat, f4 lo, f4 hi, f4 d) {
     const f4 end_lo = lo + d, end_hi = hi + d;
-    box_store(fat, f4_select(lo < end_lo, lo, end_lo), f4_max(hi, end_hi));
+    box_store(fat, f4_min(lo, end_lo), f4_max(hi, end_hi));
 }
 
 // Grows every slot array to hold `need` slots. All or nothing, so a failed

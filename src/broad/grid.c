@@ -809,7 +809,7 @@ static bool all_cells_split(grid* g, uint32_t key, int n, broad_pairs* out) {
 static bool all_cells_spread(const grid_box* boxes, int n, double size_sum) {
     f4 lo = boxes[0].lo, hi = boxes[0].hi;
     for (int i = 1; i < n; i++) {
-        lo = f4_select(boxes[i].lo < lo, boxes[i].lo, lo);
+        lo = f4_min(boxes[i].lo, lo);
         hi = f4_max(hi, boxes[i].hi);
     }
     return f4_max3(hi - lo) > GRID_SPLIT_RATIO * size_sum / n;

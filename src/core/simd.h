@@ -38,7 +38,23 @@ static inline f4 f4_copysign(f4 x, f4 s) {
 }
 static inline f4 f4_select(i4 mask, f4 a, f4 b) { return (f4)(((i4)a & mask) | ((i4)b & ~mask)); }
 static inline f4 f4_abs(f4 a) { return (f4)((i4)a & ~(i4)(f4){-0.0f, -0.0f, -0.0f, -0.0f}); }
-static inline f4 f4_max(f4 a, f4 b) { return f4_select(a > b, a, b); }
+// a < b ? a : b and a > b ? a : b lane by lane (b where either is a NaN),
+// one instruction each: minps and maxps are defined that way, where the
+// select would be a compare and three logic operations.
+static inline f4 f4_min(f4 a, f4 b) {
+#if defined(__SSE__)
+    return (f4)_mm_min_ps((__m128)a, (__m128)b);
+#else
+    return f4_select(a < b, a, b);
+#endif
+}
+static inline f4 f4_max(f4 a, f4 b) {
+#if defined(__SSE__)
+    return (f4)_mm_max_ps((__m128)a, (__m128)b);
+#else
+    return f4_select(a > b, a, b);
+#endif
+}
 static inline float f4_max3(f4 a) { return a[0] > a[1] ? (a[0] > a[2] ? a[0] : a[2]) : (a[1] > a[2] ? a[1] : a[2]); }
 // Bit i set where lane i (of the first three) has its sign bit clear.
 static inline int f4_positive_mask3(f4 a) {

@@ -12,24 +12,6 @@
 
 #include "mid/walk.h"
 
-// a < b ? a : b and a > b ? a : b on each lane, as carom_minf and
-// carom_maxf: SSE's minps and maxps are exactly that (each returns b when
-// the comparison is false), where f4_select costs a compare and three logic
-// operations.
-static inline f4 lanes_min(f4 a, f4 b) {
-#if defined(__SSE__)
-    return (f4)_mm_min_ps((__m128)a, (__m128)b);
-#else
-    return f4_select(a < b, a, b);
-#endif
-}
-static inline f4 lanes_max(f4 a, f4 b) {
-#if defined(__SSE__)
-    return (f4)_mm_max_ps((__m128)a, (__m128)b);
-#else
-    return f4_max(a, b);
-#endif
-}
 static inline f4 lanes3(f4 v) { return (f4)((i4)v & MID_LANES3); }
 
 // --- choosing a child's faces -------------------------------------------------
@@ -72,8 +54,8 @@ static void quantize(const face_frame* p, f4 tlo, f4 thi, i4* qmin, i4* qmax) {
     i4 search_max = p->open & (thi < p->hi);
     // The estimate, clamped to the codes (a NaN, from the infinite inverse
     // of a subnormal extent, to 0, where the search starts from the bottom).
-    f4 fmin = lanes_min(lanes_max((tlo - p->lo) * p->inv * quant, zero), quant);
-    f4 fmax = lanes_min(lanes_max((thi - p->lo) * p->inv * quant, zero), quant);
+    f4 fmin = f4_min(f4_max((tlo - p->lo) * p->inv * quant, zero), quant);
+    f4 fmax = f4_min(f4_max((thi - p->lo) * p->inv * quant, zero), quant);
     i4 lo_code = __builtin_convertvector(fmin, i4);  // floor, f being >= 0
     i4 hi_code = __builtin_convertvector(fmax, i4);
     hi_code -= __builtin_convertvector(hi_code, f4) < fmax;  // ceil
@@ -131,7 +113,7 @@ static unsigned choose_faces(const face_frame* p, f4 tlo, f4 thi, uint8_t plane[
     // two axes keep the product, best with each axis's better face.
     f4 same = kmin + kmax - one;
     i4 upper = kmax < kmin;
-    f4 better = lanes_min(kmax, kmin);
+    f4 better = f4_min(kmax, kmin);
     f4 prod = better * __builtin_shufflevector(better, better, 1, 2, 0, 3);  // 01 12 20
     // The candidates in order, then lanes that never win. A chain of strict
     // comparisons in this order keeps the first least candidate, which is
@@ -145,9 +127,9 @@ static unsigned choose_faces(const face_frame* p, f4 tlo, f4 thi, uint8_t plane[
         c0 = f4_select(c0 != c0, nan_first, c0);
         c1 = f4_select(c1 != c1, inf, c1);
     }
-    f4 m = lanes_min(c0, c1);
-    m = lanes_min(m, __builtin_shufflevector(m, m, 2, 3, 0, 1));
-    m = lanes_min(m, __builtin_shufflevector(m, m, 1, 0, 3, 2));
+    f4 m = f4_min(c0, c1);
+    m = f4_min(m, __builtin_shufflevector(m, m, 2, 3, 0, 1));
+    m = f4_min(m, __builtin_shufflevector(m, m, 1, 0, 3, 2));
     unsigned k = (unsigned)__builtin_ctz((unsigned)(i4_mask4(c0 == m) | i4_mask4(c1 == m) << 4));
     unsigned pair = CANDIDATE_PAIRS[k][i4_mask3(upper)];
     i4 qmin, qmax;
@@ -194,16 +176,16 @@ static inline box_rec rec_of(const boxtree_builder* bb, int32_t t) {
     memcpy(&b, bb->d->vertices[v[1]].raw, sizeof b);
     memcpy(&c, bb->d->vertices[v[2]].raw, sizeof c);
     const i4 id = {0, 0, 0, t};
-    box_rec r = {(f4)(((i4)lanes_min(a, lanes_min(b, c)) & MID_LANES3) | id),
-                 lanes3(lanes_max(a, lanes_max(b, c)))};
+    box_rec r = {(f4)(((i4)f4_min(a, f4_min(b, c)) & MID_LANES3) | id),
+                 lanes3(f4_max(a, f4_max(b, c)))};
     return r;
 }
 
 static void recs_box(const box_rec* r, int count, f4* lo, f4* hi) {
     f4 l = r[0].lo, h = r[0].hi;
     for (int i = 1; i < count; ++i) {
-        l = lanes_min(l, r[i].lo);
-        h = lanes_max(h, r[i].hi);
+        l = f4_min(l, r[i].lo);
+        h = f4_max(h, r[i].hi);
     }
     *lo = lanes3(l);
     *hi = h;
@@ -254,8 +236,8 @@ static void select_smallest(box_rec* o, int count, int axis, int k) {
 }
 
 static inline void grow(f4* lo, f4* hi, const box_rec* r) {
-    *lo = lanes_min(*lo, r->lo);
-    *hi = lanes_max(*hi, r->hi);
+    *lo = f4_min(*lo, r->lo);
+    *hi = f4_max(*hi, r->hi);
 }
 
 // mid_partition on records: the node's triangles (box tlo..thi) into its
@@ -358,8 +340,8 @@ static void range_box(const boxtree_builder* bb, int first, int count, f4* lo, f
     for (int i = first + 1; i < first + count; ++i) {
         f4 l, h;
         triangle_box(bb, i, &l, &h);
-        *lo = lanes_min(*lo, l);
-        *hi = lanes_max(*hi, h);
+        *lo = f4_min(*lo, l);
+        *hi = f4_max(*hi, h);
     }
 }
 
@@ -424,8 +406,8 @@ carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b) {
     f4 lo = recs[0].lo, hi = recs[0].hi;
     for (int t = 1; t < n; ++t) {
         recs[t] = rec_of(&bb, t);
-        lo = lanes_min(lo, recs[t].lo);
-        hi = lanes_max(hi, recs[t].hi);
+        lo = f4_min(lo, recs[t].lo);
+        hi = f4_max(hi, recs[t].hi);
     }
     lo = lanes3(lo);
     mesh->data->root_min = f4_to(lo);

@@ -56,9 +56,9 @@ static inline f4 lanes4(float v) { return (f4){v, v, v, v}; }
 // their sum. A normal so small that its rounding could turn it gets no
 // cull at all.
 static inline void leaf_triangle_prepare(leaf_triangle* t, float slack) {
-    t->lo = f4_select(t->v[0] < t->v[1], t->v[0], t->v[1]);
+    t->lo = f4_min(t->v[0], t->v[1]);
     t->hi = f4_max(t->v[0], t->v[1]);
-    t->lo = f4_select(t->lo < t->v[2], t->lo, t->v[2]);
+    t->lo = f4_min(t->lo, t->v[2]);
     t->hi = f4_max(t->hi, t->v[2]);
     f4 t0 = __builtin_shufflevector(t->v[0], t->v[1], 0, 4, 1, 5);  // x0 x1 y0 y1
     f4 t1 = __builtin_shufflevector(t->v[0], t->v[1], 2, 6, 2, 6);  // z0 z1 z0 z1

@@ -30,8 +30,8 @@ static inline f4 lane(f4 v, int i) {
     }
 }
 
-static inline f4 vmin(f4 a, f4 b) { return f4_select(a < b, a, b); }
-static inline f4 vmax(f4 a, f4 b) { return f4_select(a > b, a, b); }
+static inline f4 vmin(f4 a, f4 b) { return f4_min(a, b); }
+static inline f4 vmax(f4 a, f4 b) { return f4_max(a, b); }
 
 // Every lane of `mask` set (the four-lane compare results of one test).
 static inline bool all_lanes(i4 mask) { return i4_mask4(mask) == 15; }

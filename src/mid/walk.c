@@ -124,8 +124,8 @@ static void walk_wide(const mid_tree* t, const mid_sweep* s, float* limit,
             memcpy(&e, n->half[k], sizeof e);
             f4 a = (c - e - grow[k] - o[k]) * inv[k];
             f4 b = (c + e + grow[k] - o[k]) * inv[k];
-            near = f4_max(near, f4_select(a < b, a, b));
-            far = f4_select(far < f4_max(a, b), far, f4_max(a, b));
+            near = f4_max(near, f4_min(a, b));
+            far = f4_min(far, f4_max(a, b));
         }
         // Unused lanes masked: their negative extents make inverted slabs,
         // which the min/max above would read as a huge box.

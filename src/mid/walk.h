@@ -69,7 +69,7 @@ static inline void mid_load_triangle(const struct carom_mesh_data* d, int p, f4 
 static inline float mid_slab_enter(f4 lo, f4 hi, f4 grow, f4 origin, f4 inv_dir, float t_max) {
     f4 a = (lo - grow - origin) * inv_dir;
     f4 b = (hi + grow - origin) * inv_dir;
-    f4 near = f4_select(a < b, a, b), far = f4_max(a, b);
+    f4 near = f4_min(a, b), far = f4_max(a, b);
     float t0 = carom_maxf(carom_maxf(near[0], near[1]), carom_maxf(near[2], 0.0f));
     float t1 = carom_minf(carom_minf(far[0], far[1]), carom_minf(far[2], t_max));
     return t0 <= t1 ? t0 : INFINITY;
