@@ -55,7 +55,13 @@ static inline f4 f4_max(f4 a, f4 b) {
     return f4_select(a > b, a, b);
 #endif
 }
-static inline float f4_max3(f4 a) { return a[0] > a[1] ? (a[0] > a[2] ? a[0] : a[2]) : (a[1] > a[2] ? a[1] : a[2]); }
+// The largest of the first three lanes, as
+// a[0] > a[1] ? (a[0] > a[2] ? a[0] : a[2]) : (a[1] > a[2] ? a[1] : a[2])
+// (NaNs and signed zeros included) without its branches.
+static inline float f4_max3(f4 a) {
+    f4 m = f4_max(a, __builtin_shufflevector(a, a, 1, 1, 1, 1));
+    return f4_max(m, __builtin_shufflevector(a, a, 2, 2, 2, 2))[0];
+}
 // Bit i set where lane i (of the first three) has its sign bit clear.
 static inline int f4_positive_mask3(f4 a) {
 #if defined(__SSE__)

@@ -100,9 +100,10 @@ static inline bool beyond(f4 s, f4 tolerance) {
 // (near-coincident surfaces above all), then the crossing segments. Each
 // step only settles pairs whose answer is the exact test's; the exact test
 // takes the rest.
-static inline bool leaf_triangles_intersect(const leaf_triangle* a, const leaf_triangle* b,
-                                            float slack) {
-    if (mid_any3((a->hi < b->lo) | (b->hi < a->lo))) return false;
+// leaf_triangles_meet_boxed takes the pair from the planes on, for
+// triangles whose boxes meet.
+static inline bool leaf_triangles_meet_boxed(const leaf_triangle* a, const leaf_triangle* b,
+                                             float slack) {
     f4 sb = plane_distances(a, b);
     if (beyond(sb, a->tolerance)) return false;
     f4 sa = plane_distances(b, a);
@@ -119,6 +120,12 @@ static inline bool leaf_triangles_intersect(const leaf_triangle* a, const leaf_t
                                       4.0f * slack);
     if (verdict >= 0) return verdict;
     return mid_triangles_intersect_f4(a->v, b->v);
+}
+
+static inline bool leaf_triangles_intersect(const leaf_triangle* a, const leaf_triangle* b,
+                                            float slack) {
+    if (mid_any3((a->hi < b->lo) | (b->hi < a->lo))) return false;
+    return leaf_triangles_meet_boxed(a, b, slack);
 }
 
 bool mid_pair_frame_triangles_f4(const mid_pair_frame* f, const f4 va[3], const f4 vb[3]) {
@@ -191,7 +198,14 @@ static inline bool child_overlaps(const side* ks, hnode* k, const hnode* o, f4 s
     return !mid_any3(g > slack);
 }
 
+// The boxes of up to four triangles of one leaf of b, lane by lane (an
+// unused lane empty), so that a triangle of a meets all four in one test.
+typedef struct leaf_boxes {
+    f4 lo[3], hi[3];  // [axis], triangle by lane
+} leaf_boxes;
+
 #define MID_LEAF_CACHE 64
+#define MID_BOXES_CACHE_BITS 5
 
 typedef struct collide_ctx {
     side a, b;
@@ -204,6 +218,8 @@ typedef struct collide_ctx {
     int b_tag[MID_LEAF_CACHE];
     leaf_triangle a_cache[MID_LEAF_CACHE];
     leaf_triangle b_cache[MID_LEAF_CACHE];
+    int b_boxes_tag[1 << MID_BOXES_CACHE_BITS];  // first tree position of each leaf held
+    leaf_boxes b_boxes[1 << MID_BOXES_CACHE_BITS];
 } collide_ctx;
 
 // A zero-area triangle is never reported: its entry gets an empty box
@@ -243,6 +259,55 @@ static inline const leaf_triangle* b_triangle(collide_ctx* c, int p) {
     return &c->b_cache[slot];
 }
 
+// Rows x, y, z of four (x, y, z, w) vectors.
+static inline void transpose3(f4 t0, f4 t1, f4 t2, f4 t3, f4 out[3]) {
+    f4 lo01 = __builtin_shufflevector(t0, t1, 0, 4, 1, 5);  // x0 x1 y0 y1
+    f4 lo23 = __builtin_shufflevector(t2, t3, 0, 4, 1, 5);
+    f4 hi01 = __builtin_shufflevector(t0, t1, 2, 6, 3, 7);  // z0 z1 w0 w1
+    f4 hi23 = __builtin_shufflevector(t2, t3, 2, 6, 3, 7);
+    out[0] = __builtin_shufflevector(lo01, lo23, 0, 1, 4, 5);
+    out[1] = __builtin_shufflevector(lo01, lo23, 2, 3, 6, 7);
+    out[2] = __builtin_shufflevector(hi01, hi23, 0, 1, 4, 5);
+}
+
+// b's leaf of `count` <= 4 triangles from tree position p, its boxes lane
+// by lane, kept in a small direct-mapped cache by p (a leaf's first
+// position names it).
+static inline const leaf_boxes* b_leaf_boxes(collide_ctx* c, int p, int count) {
+    unsigned slot = ((unsigned)p * 0x9E3779B1u) >> (32 - MID_BOXES_CACHE_BITS);
+    leaf_boxes* g = &c->b_boxes[slot];
+    if (c->b_boxes_tag[slot] != p) {
+        const f4 empty_lo = lanes4(INFINITY), empty_hi = lanes4(-INFINITY);
+        f4 lo[4], hi[4];
+        for (int j = 0; j < 4; ++j) {
+            const leaf_triangle* t = j < count ? b_triangle(c, p + j) : NULL;
+            lo[j] = t ? t->lo : empty_lo;
+            hi[j] = t ? t->hi : empty_hi;
+        }
+        transpose3(lo[0], lo[1], lo[2], lo[3], g->lo);
+        transpose3(hi[0], hi[1], hi[2], hi[3], g->hi);
+        c->b_boxes_tag[slot] = p;
+    }
+    return g;
+}
+
+// The lanes of g whose boxes meet t's: the box test of
+// leaf_triangles_intersect, four at once.
+static inline unsigned boxes_meeting(const leaf_triangle* t, const leaf_boxes* g) {
+    i4 apart = (mid_broadcast(t->hi, 0) < g->lo[0]) | (g->hi[0] < mid_broadcast(t->lo, 0)) |
+               (mid_broadcast(t->hi, 1) < g->lo[1]) | (g->hi[1] < mid_broadcast(t->lo, 1)) |
+               (mid_broadcast(t->hi, 2) < g->lo[2]) | (g->hi[2] < mid_broadcast(t->lo, 2));
+    return ~(unsigned)i4_mask4(apart) & 15u;
+}
+
+static inline bool report_pair(collide_ctx* c, int pa, int pb) {
+    ++c->r->found;
+    carom_triangle_pair pair = {c->a.t.d->ids[pa] & MID_ID_MASK, c->b.t.d->ids[pb] & MID_ID_MASK};
+    if (c->fn(c->user, pair)) return true;
+    c->r->stopped = true;
+    return false;
+}
+
 // Every triangle pair of two leaves, triangles [first_a, first_a + count_a)
 // of a and the like of b; false when the callback stops. The cache holds
 // both leaves at once: a leaf is at most MID_MAX_LEAF_SIZE consecutive
@@ -250,20 +315,38 @@ static inline const leaf_triangle* b_triangle(collide_ctx* c, int p) {
 // other while they are in use.
 static inline bool collide_leaves(collide_ctx* c, int first_a, int count_a, int first_b,
                                   int count_b) {
+    c->r->triangle_tests += count_a * count_b;
+    if (count_a <= 4 && count_b <= 4 && count_b > 1) {
+        // The usual leaves: every box test first, into one bit per pair
+        // (bit 4 i + j for a's i-th triangle and b's j-th), so that the
+        // loops and the box test, whose outcome is hard to predict, branch
+        // once per leaf pair rather than once per triangle pair. (A
+        // boxtree's one-triangle leaves gain nothing from it.)
+        const leaf_boxes* g = b_leaf_boxes(c, first_b, count_b);
+        const leaf_triangle* ta[4];
+        unsigned meets = 0;
+        for (int i = 0; i < count_a; ++i) {
+            ta[i] = a_triangle(c, first_a + i);
+            meets |= boxes_meeting(ta[i], g) << (4 * i);
+        }
+        while (meets) {
+            int bit = __builtin_ctz(meets);
+            meets &= meets - 1;
+            int i = bit >> 2, j = bit & 3;
+            if (leaf_triangles_meet_boxed(ta[i], b_triangle(c, first_b + j), c->f->slack) &&
+                !report_pair(c, first_a + i, first_b + j))
+                return false;
+        }
+        return true;
+    }
     const leaf_triangle* tb[MID_MAX_LEAF_SIZE];
     for (int j = 0; j < count_b; ++j) tb[j] = b_triangle(c, first_b + j);
-    c->r->triangle_tests += count_a * count_b;
     for (int i = 0; i < count_a; ++i) {
         const leaf_triangle* ta = a_triangle(c, first_a + i);
         for (int j = 0; j < count_b; ++j) {
-            if (!leaf_triangles_intersect(ta, tb[j], c->f->slack)) continue;
-            ++c->r->found;
-            carom_triangle_pair pair = {c->a.t.d->ids[first_a + i] & MID_ID_MASK,
-                                        c->b.t.d->ids[first_b + j] & MID_ID_MASK};
-            if (!c->fn(c->user, pair)) {
-                c->r->stopped = true;
+            if (leaf_triangles_intersect(ta, tb[j], c->f->slack) &&
+                !report_pair(c, first_a + i, first_b + j))
                 return false;
-            }
         }
     }
     return true;
@@ -415,6 +498,7 @@ carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose
     c.user = user;
     c.r = &r;
     for (int i = 0; i < MID_LEAF_CACHE; ++i) c.a_tag[i] = c.b_tag[i] = -1;
+    for (int i = 0; i < 1 << MID_BOXES_CACHE_BITS; ++i) c.b_boxes_tag[i] = -1;
     c.slack = (f4){f.slack, f.slack, f.slack, f.slack};
     // b into a: x_a = rot x_b + trans; a into b: x_b = rot^T x_a - rot^T trans.
     carom_rot inverse;
