@@ -59,8 +59,9 @@ static bool box_within(const mid_walk_node* inner, const mid_walk_node* outer) {
     return box_contains(outer, f4_to(inner->lo)) && box_contains(outer, f4_to(inner->hi));
 }
 
-// Walks the tree: every triangle in exactly one leaf and inside its leaf's
-// box, every box inside its parent's, depth as reported and within the cap.
+// Walks a boxtree: every triangle in exactly one leaf and inside its
+// leaf's box, every box inside its parent's, children's ranges tiling
+// their parent's, depth as reported and within the cap.
 static void walk(const mid_tree* t, const mid_walk_node* n, int depth, int* seen, int* max_depth) {
     const carom_mesh* m = t->mesh;
     assert_true(depth <= CAROM_MESH_MAX_DEPTH);
@@ -68,7 +69,6 @@ static void walk(const mid_tree* t, const mid_walk_node* n, int depth, int* seen
     const struct carom_mesh_data* d = m->data;
     if (n->leaf) {
         assert_true(n->count >= 1);
-        if (m->tree != CAROM_TREE_BOXTREE) assert_true(n->count <= d->leaf_size);
         for (int p = n->first; p < n->first + n->count; ++p) {
             vec3s v[3];
             mid_triangle(d, p, v);
@@ -80,74 +80,112 @@ static void walk(const mid_tree* t, const mid_walk_node* n, int depth, int* seen
     mid_walk_node l, r;
     mid_walk_children(t, n, &l, &r);
     assert_true(box_within(&l, n) && box_within(&r, n));
-    if (m->tree == CAROM_TREE_BOXTREE) {
-        // Boxtree children carry their ranges; they must tile the parent's.
-        assert_int_equal(l.first, n->first);
-        assert_int_equal(l.count + r.count, n->count);
-        assert_true(l.count > 0 && r.count > 0);
-    }
+    assert_int_equal(l.first, n->first);
+    assert_int_equal(l.count + r.count, n->count);
+    assert_true(l.count > 0 && r.count > 0);
     walk(t, &l, depth + 1, seen, max_depth);
     walk(t, &r, depth + 1, seen, max_depth);
 }
 
-// The wide view of an AABB tree: each lane is the centre and half extents
-// of a binary node two levels below (or one, for a leaf child), computed as
-// walks compute them, and its leaves cover every triangle exactly once.
-static void walk_wide(const struct carom_mesh_data* d, int w, int binary, int* seen) {
-    const mid_wide_node* n = &d->wide_nodes[w];
-    const mid_aabb_node* b = d->aabb_nodes;
-    int expect[4], count = 0;
-    for (int i = 0; i < 2; ++i) {
-        int k = b[binary].first + i;
-        if (b[k].count > 0) {
-            expect[count++] = k;
-        } else {
-            expect[count++] = b[k].first;
-            expect[count++] = b[k].first + 1;
-        }
+// The box of triangles [first, first + count), from their corners.
+static void range_box(const struct carom_mesh_data* d, int first, int count, float min[3],
+                      float max[3]) {
+    for (int k = 0; k < 3; ++k) {
+        min[k] = INFINITY;
+        max[k] = -INFINITY;
     }
-    assert_int_equal(n->count, count);
-    for (int i = 0; i < 4; ++i) {
-        for (int k = 0; k < 3; ++k) {
-            if (i >= count) {
-                assert_true(n->half[k][i] == -MID_WIDE_EMPTY);
-                continue;
+    for (int p = first; p < first + count; ++p) {
+        vec3s v[3];
+        mid_triangle(d, p, v);
+        for (int c = 0; c < 3; ++c) {
+            for (int k = 0; k < 3; ++k) {
+                min[k] = fminf(min[k], v[c].raw[k]);
+                max[k] = fmaxf(max[k], v[c].raw[k]);
             }
-            const mid_aabb_node* s = &b[expect[i]];
-            assert_true(n->center[k][i] == (s->min[k] + s->max[k]) * 0.5f);
-            assert_true(n->half[k][i] == (s->max[k] - s->min[k]) * 0.5f);
-        }
-        if (i >= count) continue;
-        if (b[expect[i]].count > 0) {
-            assert_int_equal(n->child[i], ~expect[i]);
-            for (int p = b[expect[i]].first; p < b[expect[i]].first + b[expect[i]].count; ++p) {
-                seen[d->ids[p] & MID_ID_MASK]++;
-            }
-        } else {
-            assert_true(n->child[i] > w && n->child[i] < d->wide_count);
-            walk_wide(d, n->child[i], expect[i], seen);
         }
     }
 }
 
+// Walks an AABB tree's wide node w: every lane in use is exactly the centre and half extents of the box of the triangles
+// below it, unused lanes are empty, leaves hold 1 to leaf_size triangles
+// and cover every triangle once, and children come after their parents.
+// Gives w's box (the union of its lanes') and the most wide nodes on a path
+// from w down to a leaf.
+static int walk_wide(const struct carom_mesh_data* d, int w, int* seen, float min[3], float max[3]) {
+    const mid_wide_node* n = &d->wide_nodes[w];
+    assert_true(n->count >= 2 && n->count <= 4);
+    for (int k = 0; k < 3; ++k) {
+        min[k] = INFINITY;
+        max[k] = -INFINITY;
+    }
+    int levels = 0;
+    for (int i = 0; i < 4; ++i) {
+        if (i >= n->count) {
+            for (int k = 0; k < 3; ++k) {
+                assert_true(n->center[k][i] == 0.0f);
+                assert_true(n->half[k][i] == -MID_WIDE_EMPTY);
+            }
+            continue;
+        }
+        float lo[3], hi[3];
+        int32_t child = n->child[i];
+        if (child < 0) {
+            int first = mid_leaf_first(child), count = mid_leaf_count(child);
+            assert_true(count >= 1 && count <= d->leaf_size);
+            assert_true(first >= 0);
+            range_box(d, first, count, lo, hi);
+            for (int p = first; p < first + count; ++p) seen[d->ids[p] & MID_ID_MASK]++;
+        } else {
+            assert_true(child > w && child < d->wide_count);
+            int below = walk_wide(d, child, seen, lo, hi);
+            if (below > levels) levels = below;
+        }
+        for (int k = 0; k < 3; ++k) {
+            assert_true(n->center[k][i] == (lo[k] + hi[k]) * 0.5f);
+            assert_true(n->half[k][i] == (hi[k] - lo[k]) * 0.5f);
+            min[k] = fminf(min[k], lo[k]);
+            max[k] = fmaxf(max[k], hi[k]);
+        }
+    }
+    return levels + 1;
+}
+
 static void check_tree(const carom_mesh* m) {
     int* seen = calloc((size_t)m->triangle_count, sizeof(int));
-    int max_depth = 0;
-    mid_tree t = mid_tree_of(m);
-    mid_walk_node root;
-    mid_walk_root(&t, &root);
-    walk(&t, &root, 0, seen, &max_depth);
-    for (int i = 0; i < m->triangle_count; ++i) assert_int_equal(seen[i], 1);
-    assert_int_equal(max_depth, m->depth);
     const struct carom_mesh_data* d = m->data;
-    if (m->tree != CAROM_TREE_BOXTREE && m->node_count > 1) {
-        memset(seen, 0, (size_t)m->triangle_count * sizeof(int));
-        assert_non_null(d->wide_nodes);
-        walk_wide(d, 0, 0, seen);
-        for (int i = 0; i < m->triangle_count; ++i) assert_int_equal(seen[i], 1);
-    } else {
+    float min[3], max[3];
+    if (m->tree == CAROM_TREE_BOXTREE) {
+        int max_depth = 0;
+        mid_tree t = mid_tree_of(m);
+        mid_walk_node root;
+        mid_walk_root(&t, &root);
+        walk(&t, &root, 0, seen, &max_depth);
+        assert_int_equal(max_depth, m->depth);
         assert_null(d->wide_nodes);
+        range_box(d, 0, m->triangle_count, min, max);
+    } else if (m->node_count > 0) {
+        // A wide node stands for a binary node at an even depth and holds
+        // its grandchildren, or its children where they are leaves: a leaf
+        // at binary depth D is below (D + 1) / 2 of them. The build reports
+        // the binary depth.
+        assert_non_null(d->wide_nodes);
+        assert_int_equal(m->node_count, d->wide_count);
+        assert_true(m->tree_bytes == (size_t)d->wide_count * sizeof(mid_wide_node));
+        int levels = walk_wide(d, 0, seen, min, max);
+        assert_int_equal(levels, (m->depth + 1) / 2);
+        assert_true(m->depth <= CAROM_MESH_MAX_DEPTH);
+    } else {
+        // One leaf: no node at all.
+        assert_null(d->wide_nodes);
+        assert_true(m->triangle_count <= d->leaf_size);
+        assert_int_equal(m->depth, 0);
+        range_box(d, 0, m->triangle_count, min, max);
+        for (int p = 0; p < m->triangle_count; ++p) seen[d->ids[p] & MID_ID_MASK]++;
     }
+    for (int i = 0; i < m->triangle_count; ++i) assert_int_equal(seen[i], 1);
+    // The root's box: the box of every triangle.
+    assert_true(d->root_min.x == min[0] && d->root_min.y == min[1] && d->root_min.z == min[2]);
+    assert_true(d->root_max.x == max[0] && d->root_max.y == max[1] && d->root_max.z == max[2]);
     free(seen);
 }
 

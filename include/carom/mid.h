@@ -31,10 +31,13 @@ CAROM_EXTERN_C_BEGIN
 typedef enum carom_tree_kind {
     /// AABB tree, split at the middle of the longest axis of the node's box,
     /// each triangle going to the side holding its centroid (the seed
-    /// slides). 32 bytes per node. The default.
+    /// slides). The mesh keeps it four-wide: a node per binary node two
+    /// levels down, holding the boxes of its (up to four) grandchildren,
+    /// 116 bytes; about 20 bytes per triangle with the default leaf size.
+    /// The default.
     CAROM_TREE_AABB = 0,
     /// AABB tree split by a binned surface-area heuristic (16 bins, on the
-    /// centroid bounds' longest axis). Same nodes and queries; kept to
+    /// centroid bounds' longest axis). Same four-wide nodes and queries; kept to
     /// compare build cost and query speed with the midpoint split.
     CAROM_TREE_AABB_SAH,
     /// Zachmann's boxtree ("Minimal Hierarchical Collision Detection",
@@ -68,8 +71,10 @@ typedef struct carom_mesh {
     /// never report a hit: no query has a normal to give for them.
     int degenerate_count;
     carom_tree_kind tree;
-    int node_count;     ///< tree nodes (the boxtree counts inner nodes only)
-    int depth;          ///< deepest leaf, at most CAROM_MESH_MAX_DEPTH
+    /// Tree nodes: an AABB tree's four-wide nodes (none for a tree of one
+    /// leaf), the boxtree's inner nodes.
+    int node_count;
+    int depth;          ///< deepest leaf of the binary splits, at most CAROM_MESH_MAX_DEPTH
     size_t tree_bytes;  ///< memory of the tree nodes alone
     size_t total_bytes; ///< everything the mesh owns
     carom_aabb bounds;  ///< box of all vertices, local frame

@@ -207,49 +207,16 @@ static void build_node(aabb_builder* ab, int index, int first, int count, int de
 carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah) {
     int leaf = mesh->data->leaf_size;
     // A binary tree whose leaves hold at least one triangle has at most
-    // 2n - 1 nodes.
+    // 2n - 1 nodes. They are scratch: the mesh keeps their wide collapse.
     size_t cap = 2 * (size_t)b->count - 1;
     mid_aabb_node* nodes = carom_alloc(cap * sizeof *nodes);
     if (!nodes) return CAROM_ERR_OUT_OF_MEMORY;
     aabb_builder ab = {b, nodes, 1, leaf, 0, sah};
     build_node(&ab, 0, 0, b->count, 0);
-    if ((size_t)ab.used < cap) {
-        mid_aabb_node* shrunk = carom_realloc(nodes, (size_t)ab.used * sizeof *nodes);
-        if (shrunk) nodes = shrunk;  // keeping the larger block is harmless
-    }
-    mesh->data->aabb_nodes = nodes;
-    mesh->node_count = ab.used;
+    mesh->data->root_min = v3(nodes[0].min[0], nodes[0].min[1], nodes[0].min[2]);
+    mesh->data->root_max = v3(nodes[0].max[0], nodes[0].max[1], nodes[0].max[2]);
     mesh->depth = ab.depth;
-    mesh->tree_bytes = (size_t)ab.used * sizeof *nodes;
-    return mid_wide_build(mesh);  // on failure the caller frees the nodes with the mesh data
-}
-
-void mid_aabb_tree_refit(carom_mesh* mesh) {
-    struct carom_mesh_data* d = mesh->data;
-    // Children always come after their parent, so a reverse sweep sees every
-    // child before its parent.
-    for (int i = mesh->node_count - 1; i >= 0; --i) {
-        mid_aabb_node* n = &d->aabb_nodes[i];
-        vec3s min, max;
-        if (n->count > 0) {
-            vec3s v[3];
-            mid_triangle(d, n->first, v);
-            min = v3_min(v[0], v3_min(v[1], v[2]));
-            max = v3_max(v[0], v3_max(v[1], v[2]));
-            for (int t = n->first + 1; t < n->first + n->count; ++t) {
-                mid_triangle(d, t, v);
-                min = v3_min(min, v3_min(v[0], v3_min(v[1], v[2])));
-                max = v3_max(max, v3_max(v[0], v3_max(v[1], v[2])));
-            }
-        } else {
-            const mid_aabb_node* l = &d->aabb_nodes[n->first];
-            const mid_aabb_node* r = l + 1;
-            min = v3(carom_minf(l->min[0], r->min[0]), carom_minf(l->min[1], r->min[1]),
-                     carom_minf(l->min[2], r->min[2]));
-            max = v3(carom_maxf(l->max[0], r->max[0]), carom_maxf(l->max[1], r->max[1]),
-                     carom_maxf(l->max[2], r->max[2]));
-        }
-        store_box(n, min, max);
-    }
-    mid_wide_refit(mesh);
+    carom_status status = mid_wide_build(mesh, nodes, ab.used);
+    carom_free(nodes);
+    return status;
 }

@@ -16,7 +16,6 @@ static void free_data(struct carom_mesh_data* d) {
     carom_free(d->triangles);
     carom_free(d->ids);
     carom_free(d->position);
-    carom_free(d->aabb_nodes);
     carom_free(d->wide_nodes);
     carom_free(d->box_nodes);
     carom_free(d);
@@ -181,7 +180,7 @@ carom_status carom_mesh_refit(carom_mesh* mesh, const vec3s* vertices, int verte
     if (mesh->tree == CAROM_TREE_BOXTREE) {
         mid_boxtree_refit(mesh);
     } else {
-        mid_aabb_tree_refit(mesh);
+        mid_wide_refit(mesh);
     }
     mesh->bounds = vertex_bounds(d->vertices, vertex_count);
     return CAROM_OK;

@@ -180,10 +180,28 @@ static inline void hnode_other(const side* s, hnode* h) {
                  s->abs_col[2] * mid_broadcast(h->e, 2);
 }
 
-static inline void hnode_children(const side* s, const hnode* h, hnode k[2]) {
-    mid_walk_children(&s->t, &h->n, &k[0].n, &k[1].n);
-    hnode_own(&k[0]);
-    hnode_own(&k[1]);
+// The children of h, set up in their own frame; returns how many: two for a
+// boxtree node, two to four for an AABB tree's wide node, whose lanes hold
+// the centres and half extents hnode_own would compute.
+static inline int hnode_children(const side* s, const hnode* h, hnode k[4]) {
+    if (s->t.box) {
+        mid_walk_children(&s->t, &h->n, &k[0].n, &k[1].n);
+        hnode_own(&k[0]);
+        hnode_own(&k[1]);
+        return 2;
+    }
+    const mid_wide_node* n = &s->t.wide[h->n.index];
+    for (int i = 0; i < n->count; ++i) {
+        k[i].c = f4_make(n->center[0][i], n->center[1][i], n->center[2][i]);
+        k[i].e = f4_make(n->half[0][i], n->half[1][i], n->half[2][i]);
+        k[i].size = k[i].e[0] + k[i].e[1] + k[i].e[2];
+        int32_t ref = n->child[i];
+        k[i].n.leaf = ref < 0;
+        k[i].n.index = ref < 0 ? -1 : ref;
+        k[i].n.first = ref < 0 ? mid_leaf_first(ref) : 0;
+        k[i].n.count = ref < 0 ? mid_leaf_count(ref) : 0;
+    }
+    return n->count;
 }
 
 // SAT-lite, the six face normals, for a freshly unfolded child `k` (own
@@ -352,26 +370,28 @@ static inline bool collide_leaves(collide_ctx* c, int first_a, int count_a, int 
     return true;
 }
 
-// Descends from a pair of overlapping nodes, unfolding the larger box (a leaf
-// cannot be unfolded) and testing each child before going down into it, so
-// a node is set up once per unfolding, not once per test. The recursion is
-// at most the two trees' depths together deep (<= 2 * CAROM_MESH_MAX_DEPTH
-// frames of a few hundred bytes). Returns false when the callback stops.
+// A boxtree against either tree. Descends from a pair of overlapping nodes,
+// unfolding the larger box (a leaf cannot be unfolded; an AABB tree's node
+// unfolds into its wide node's lanes) and testing each child before going
+// down into it, so a node is set up once per unfolding, not once per test.
+// The recursion is at most the two trees' depths together deep
+// (<= 2 * CAROM_MESH_MAX_DEPTH frames of under a kilobyte). Returns false
+// when the callback stops.
 static bool descend(collide_ctx* c, const hnode* a, const hnode* b) {
     if (a->n.leaf && b->n.leaf) {
         return collide_leaves(c, a->n.first, a->n.count, b->n.first, b->n.count);
     }
-    hnode k[2];
+    hnode k[4];
     if (b->n.leaf || (!a->n.leaf && a->size >= b->size)) {
-        hnode_children(&c->a, a, k);
-        c->r->node_tests += 2;
-        for (int i = 0; i < 2; ++i) {
+        int count = hnode_children(&c->a, a, k);
+        c->r->node_tests += count;
+        for (int i = 0; i < count; ++i) {
             if (child_overlaps(&c->a, &k[i], b, c->slack) && !descend(c, &k[i], b)) return false;
         }
     } else {
-        hnode_children(&c->b, b, k);
-        c->r->node_tests += 2;
-        for (int i = 0; i < 2; ++i) {
+        int count = hnode_children(&c->b, b, k);
+        c->r->node_tests += count;
+        for (int i = 0; i < count; ++i) {
             if (child_overlaps(&c->b, &k[i], a, c->slack) && !descend(c, a, &k[i])) return false;
         }
     }
@@ -388,7 +408,7 @@ typedef struct wide_boxes {
     f4 c_other[3], e_other[3];
 } wide_boxes;
 
-// A node of a wide walk: a wide node (ref >= 0) or a binary leaf (~ref); its
+// A node of a wide walk: a wide node (ref >= 0) or a leaf (mid_leaf_ref); its
 // box is lane `lane` of `boxes`, which its parent's unfolding keeps alive
 // for as long as the node is walked.
 typedef struct wnode {
@@ -445,16 +465,15 @@ static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wn
 
 static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b) {
     if (a->ref < 0 && b->ref < 0) {
-        const mid_aabb_node* la = &c->a.t.aabb[~a->ref];
-        const mid_aabb_node* lb = &c->b.t.aabb[~b->ref];
-        return collide_leaves(c, la->first, la->count, lb->first, lb->count);
+        return collide_leaves(c, mid_leaf_first(a->ref), mid_leaf_count(a->ref),
+                              mid_leaf_first(b->ref), mid_leaf_count(b->ref));
     }
     if (b->ref < 0 || (a->ref >= 0 && a->size >= b->size)) return wide_unfold(c, &c->a, a, b, true);
     return wide_unfold(c, &c->b, b, a, false);
 }
 
-// A tree's root as a wide walk node: its box, set up as the binary walk
-// sets up its root (h), spread over the lanes of `boxes`.
+// A tree's root as a wide walk node: its box, set up as the other walk
+// (descend) sets up its root (h), spread over the lanes of `boxes`.
 static wnode wide_root(const hnode* h, wide_boxes* boxes) {
     for (int j = 0; j < 3; ++j) {
         boxes->c[j] = mid_broadcast(h->c, j);
@@ -462,7 +481,7 @@ static wnode wide_root(const hnode* h, wide_boxes* boxes) {
         boxes->c_other[j] = mid_broadcast(h->c_other, j);
         boxes->e_other[j] = mid_broadcast(h->e_other, j);
     }
-    wnode w = {boxes, 0, h->n.leaf ? ~0 : 0, h->size};
+    wnode w = {boxes, 0, h->n.leaf ? mid_leaf_ref(h->n.first, h->n.count) : 0, h->size};
     return w;
 }
 
@@ -515,7 +534,7 @@ carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose
     hnode_other(&c.a, &ra);
     ++r.node_tests;
     if (!child_overlaps(&c.b, &rb, &ra, c.slack)) return r;
-    if (c.a.t.aabb && c.b.t.aabb) {
+    if (!c.a.t.box && !c.b.t.box) {
         wide_boxes ba, bb;
         wnode wa = wide_root(&ra, &ba), wb = wide_root(&rb, &bb);
         wide_descend(&c, &wa, &wb);

@@ -14,9 +14,10 @@
 // Most triangles in an AABB-tree leaf (carom_mesh_desc.leaf_size).
 #define MID_MAX_LEAF_SIZE 16
 
-// AABB tree node, 32 bytes. A leaf holds triangles [first, first + count) of
-// the tree-ordered arrays; an inner node (count == 0) has its children at
-// `first` and `first + 1`, so siblings share a cache line.
+// Binary AABB tree node, 32 bytes: the build's scratch, collapsed into the
+// four-wide nodes the mesh keeps. A leaf holds triangles [first, first +
+// count) of the tree-ordered arrays; an inner node (count == 0) has its
+// children at `first` and `first + 1`.
 typedef struct mid_aabb_node {
     float min[3];
     int32_t first;
@@ -24,22 +25,39 @@ typedef struct mid_aabb_node {
     int32_t count;
 } mid_aabb_node;
 
-// The four-wide view of an AABB tree that every query on it walks (mesh
-// against mesh, rays, shape casts, box queries), built from the binary
-// nodes and refitted with them. A wide node stands for a binary inner node
-// and holds the boxes of its grandchildren (or of a child itself where that
-// child is a leaf), two to four of them, lane by lane, so one node of the
-// other mesh, one ray or one box meets all four in a few vector
-// operations. A child is a wide node (index >= 0) or a binary leaf (~its
-// index). An unused lane has centre 0 and half extents -MID_WIDE_EMPTY,
-// which the box tests reject without a mask (a ray's slab test masks it:
-// negative extents would turn its slabs inside out). 116 bytes.
+// An AABB tree as the mesh keeps it: four-wide nodes, which every query on
+// it walks (mesh against mesh, rays, shape casts, box queries). A wide node
+// stands for an inner node of the binary tree the build makes and holds the
+// boxes of its grandchildren (or of a child itself where that child is a
+// leaf), two to four of them, lane by lane, so one node of the other mesh,
+// one ray or one box meets all four in a few vector operations. A child is
+// a wide node (index >= 0) or a leaf (mid_leaf_ref: its triangle range
+// packed into a negative int). An unused lane has centre 0 and half
+// extents -MID_WIDE_EMPTY, which the box tests reject without a mask (a
+// ray's slab test masks it: negative extents would turn its slabs inside
+// out). The root's own box is the mesh data's root_min and root_max; a
+// tree of one leaf has no wide node. 116 bytes.
 typedef struct mid_wide_node {
     float center[3][4];  // [axis][child]
-    float half[3][4];    // half extents, computed from min and max as walks do
+    float half[3][4];    // half extents: (max - min) * 0.5f of the child's box
     int32_t child[4];
     int32_t count;       // lanes in use, 2 to 4
 } mid_wide_node;
+
+// A leaf child: ~(first << MID_LEAF_COUNT_BITS | (count - 1)), negative for
+// any first below CAROM_MESH_MAX_TRIANGLES and count up to
+// MID_MAX_LEAF_SIZE.
+#define MID_LEAF_COUNT_BITS 4
+_Static_assert(MID_MAX_LEAF_SIZE <= 1 << MID_LEAF_COUNT_BITS, "a leaf's count fits its bits");
+_Static_assert(CAROM_MESH_MAX_TRIANGLES <= 1 << (31 - MID_LEAF_COUNT_BITS),
+               "a leaf's first triangle fits its bits");
+static inline int32_t mid_leaf_ref(int first, int count) {
+    return ~(int32_t)((uint32_t)first << MID_LEAF_COUNT_BITS | (uint32_t)(count - 1));
+}
+static inline int mid_leaf_first(int32_t ref) { return (int)((uint32_t)~ref >> MID_LEAF_COUNT_BITS); }
+static inline int mid_leaf_count(int32_t ref) {
+    return (int)((uint32_t)~ref & ((1u << MID_LEAF_COUNT_BITS) - 1)) + 1;
+}
 
 // Far beyond any coordinate a mesh may have (CAROM_MAX_COORDINATE), yet
 // finite through the rotations a walk applies.
@@ -72,11 +90,10 @@ struct carom_mesh_data {
     int32_t (*triangles)[3]; // tree order
     int32_t* ids;            // tree order -> caller's index, | MID_DEGENERATE_BIT
     int32_t* position;       // caller's index -> tree order
-    mid_aabb_node* aabb_nodes;
     mid_wide_node* wide_nodes;  // NULL for a boxtree or a one-leaf tree
     int wide_count;
     mid_boxtree_node* box_nodes;
-    vec3s root_min, root_max;  // the boxtree's root box (triangles only)
+    vec3s root_min, root_max;  // the root's box (the box of every triangle)
     int leaf_size;
 };
 
@@ -126,8 +143,10 @@ int mid_partition(mid_build* b, int first, int count, vec3s box_min, vec3s box_m
 void mid_range_box(const mid_build* b, int first, int count, vec3s* min, vec3s* max);
 
 carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah);
-void mid_aabb_tree_refit(carom_mesh* mesh);
-carom_status mid_wide_build(carom_mesh* mesh);
+// The wide nodes of a binary tree of `count` nodes (a leaf alone gives
+// none), and their refit after the vertices moved: leaves first, then
+// parents, the same boxes a fresh build over the same order gives.
+carom_status mid_wide_build(carom_mesh* mesh, const mid_aabb_node* nodes, int count);
 void mid_wide_refit(carom_mesh* mesh);
 carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b);
 void mid_boxtree_refit(carom_mesh* mesh);

@@ -104,7 +104,7 @@ static unsigned box_overlaps_lanes(const mid_box_query* q, const mid_wide_node* 
     return ~(unsigned)i4_mask4(apart) & used[n->count];
 }
 
-// On an AABB tree's wide view: the lanes that meet the box are pushed last
+// On an AABB tree's wide nodes: the lanes that meet the box are pushed last
 // first, so results still come in tree order. At most three pending lanes
 // per wide level, plus one.
 static void overlap_box_wide(const mid_box_query* q, const carom_mesh* mesh,
@@ -116,8 +116,7 @@ static void overlap_box_wide(const mid_box_query* q, const carom_mesh* mesh,
     while (top > 0) {
         int ref = stack[--top];
         if (ref < 0) {
-            const mid_aabb_node* leaf = &d->aabb_nodes[~ref];
-            if (!box_leaf(q, d, leaf->first, leaf->count, fn, user, r)) return;
+            if (!box_leaf(q, d, mid_leaf_first(ref), mid_leaf_count(ref), fn, user, r)) return;
             continue;
         }
         const mid_wide_node* n = &d->wide_nodes[ref];
@@ -144,7 +143,7 @@ carom_mesh_query_result carom_mesh_overlap_box(const carom_mesh* mesh, carom_xfo
     int top = 1;
     mid_walk_root(&tree, &stack[0]);
     if (d->wide_nodes) {
-        // The root's own box first, as the binary walk tests it.
+        // The root's own box first, as the walk below tests a root.
         ++r.node_tests;
         if (box_overlaps_node(&q, &stack[0])) overlap_box_wide(&q, mesh, fn, user, &r);
         return r;

@@ -5,49 +5,8 @@ static inline float enter(const mid_sweep* s, const mid_walk_node* n, float limi
     return mid_slab_enter(n->lo, n->hi, s->grow, s->origin, s->inv_dir, limit);
 }
 
-// On an AABB tree the stack keeps node indices, not boxes, and each step
-// reads the two children (one cache line) straight from the nodes: a fifth
-// fewer instructions per ray than carrying boxes.
-static void walk_aabb(const mid_tree* t, const mid_sweep* s, float* limit,
-                      mid_sweep_leaf_fn* leaf, void* ctx) {
-    struct {
-        int index;
-        float t;
-    } stack[CAROM_MESH_MAX_DEPTH + 2];  // a pending sibling per level, plus one
-    mid_walk_node n;
-    mid_walk_aabb(t, 0, &n);
-    stack[0].index = 0;
-    stack[0].t = enter(s, &n, *limit);
-    int top = stack[0].t <= *limit;
-    while (top > 0) {
-        --top;
-        if (stack[top].t > *limit) continue;  // something closer was found meanwhile
-        const mid_aabb_node* node = &t->aabb[stack[top].index];
-        if (node->count > 0) {  // the leaf callbacks need the range, not the box
-            mid_walk_node range = {.first = node->first, .count = node->count, .leaf = true};
-            if (leaf(ctx, &range, limit)) return;
-            continue;
-        }
-        n.first = node->first;
-        mid_walk_node c[2];
-        mid_walk_aabb(t, n.first, &c[0]);
-        mid_walk_aabb(t, n.first + 1, &c[1]);
-        float t0 = enter(s, &c[0], *limit), t1 = enter(s, &c[1], *limit);
-        int near = t1 < t0;  // the nearer child is pushed last, so visited first
-        float tn = near ? t1 : t0, tf = near ? t0 : t1;
-        if (tf <= *limit) {
-            stack[top].index = n.first + 1 - near;
-            stack[top++].t = tf;
-        }
-        if (tn <= *limit) {
-            stack[top].index = n.first + near;
-            stack[top++].t = tn;
-        }
-    }
-}
-
 // On a boxtree each child's box comes from its parent's, so boxes ride on
-// the stack.
+// the stack. (An AABB tree of one leaf comes here too: its root is a leaf.)
 static void walk_boxes(const mid_tree* t, const mid_sweep* s, float* limit,
                        mid_sweep_leaf_fn* leaf, void* ctx) {
     struct {
@@ -81,9 +40,9 @@ static void walk_boxes(const mid_tree* t, const mid_sweep* s, float* limit,
     }
 }
 
-// On an AABB tree with a wide view, a step enters four boxes at once: the
+// On an AABB tree, a step enters four boxes at once: the
 // slab test lane by lane, then the boxes entered by `*limit` pushed
-// farthest first. Boxes are centre and half extents, as the view keeps
+// farthest first. Boxes are centre and half extents, as the nodes keep
 // them; `grow` (the sweep's slack or the shape's half extents) covers their
 // rounding. The stack holds up to three pending boxes per wide level plus
 // one.
@@ -95,7 +54,7 @@ static void walk_wide(const mid_tree* t, const mid_sweep* s, float* limit,
         float t;
     } stack[3 * CAROM_MESH_MAX_DEPTH + 4];
     mid_walk_node root;
-    mid_walk_aabb(t, 0, &root);
+    mid_walk_root(t, &root);
     stack[0].ref = 0;
     stack[0].t = enter(s, &root, *limit);
     int top = stack[0].t <= *limit;
@@ -110,8 +69,8 @@ static void walk_wide(const mid_tree* t, const mid_sweep* s, float* limit,
         if (stack[top].t > *limit) continue;
         int ref = stack[top].ref;
         if (ref < 0) {
-            const mid_aabb_node* node = &t->aabb[~ref];
-            mid_walk_node range = {.first = node->first, .count = node->count, .leaf = true};
+            mid_walk_node range = {
+                .first = mid_leaf_first(ref), .count = mid_leaf_count(ref), .leaf = true};
             if (leaf(ctx, &range, limit)) return;
             continue;
         }
@@ -148,10 +107,8 @@ static void walk_wide(const mid_tree* t, const mid_sweep* s, float* limit,
 
 void mid_sweep_walk(const mid_tree* t, const mid_sweep* s, float* limit, mid_sweep_leaf_fn* leaf,
                     void* ctx) {
-    if (t->aabb && t->d->wide_nodes) {
+    if (t->wide) {
         walk_wide(t, s, limit, leaf, ctx);
-    } else if (t->aabb) {
-        walk_aabb(t, s, limit, leaf, ctx);
     } else {
         walk_boxes(t, s, limit, leaf, ctx);
     }

@@ -1,7 +1,7 @@
-// Walking a mesh's tree on four-lane boxes: the node handle every query
-// traversal uses, whichever tree kind the mesh has. The AABB tree reads its
-// children's boxes; the boxtree derives them from the parent's, with the
-// very operations its build used, so they round the same way.
+// Walking a mesh's tree on four-lane boxes: the node handle traversals use.
+// The AABB tree's wide nodes hold their children's boxes; the boxtree
+// derives them from the parent's, with the very operations its build used,
+// so they round the same way.
 #ifndef CAROM_MID_WALK_H
 #define CAROM_MID_WALK_H
 
@@ -78,7 +78,7 @@ static inline float mid_slab_enter(f4 lo, f4 hi, f4 grow, f4 origin, f4 inv_dir,
 typedef struct mid_tree {
     const carom_mesh* mesh;
     const struct carom_mesh_data* d;
-    const mid_aabb_node* aabb;    // NULL for a boxtree
+    const mid_wide_node* wide;    // an AABB tree's nodes; NULL for a boxtree or a one-leaf tree
     const mid_boxtree_node* box;  // NULL for an AABB tree
 } mid_tree;
 
@@ -86,39 +86,27 @@ typedef struct mid_tree {
 typedef struct mid_walk_node {
     f4 lo, hi;
     bool leaf;
-    int index;  // AABB node; boxtree inner node (-1 for a one-triangle leaf)
-    int first;  // AABB: the node's `first` (children or triangles); boxtree: range start
-    int count;  // triangles in an AABB leaf (0 inner) or the boxtree range
+    int index;  // inner node: wide node or boxtree node; -1 for a leaf
+    int first;  // triangles [first, first + count): a leaf's; a boxtree node's range
+    int count;
 } mid_walk_node;
 
 static inline mid_tree mid_tree_of(const carom_mesh* mesh) {
     bool box = mesh->tree == CAROM_TREE_BOXTREE;
-    mid_tree t = {mesh, mesh->data, box ? NULL : mesh->data->aabb_nodes,
+    mid_tree t = {mesh, mesh->data, box ? NULL : mesh->data->wide_nodes,
                   box ? mesh->data->box_nodes : NULL};
     return t;
 }
 
-static inline void mid_walk_aabb(const mid_tree* t, int index, mid_walk_node* h) {
-    const mid_aabb_node* n = &t->aabb[index];
-    h->lo = mid_load3(n->min);
-    h->hi = mid_load3(n->max);
-    h->index = index;
-    h->first = n->first;
-    h->count = n->count;
-    h->leaf = n->count > 0;
-}
-
+// The root: the box of every triangle, an inner node unless the tree is one
+// leaf (an AABB tree without wide nodes, a boxtree of one triangle).
 static inline void mid_walk_root(const mid_tree* t, mid_walk_node* h) {
-    if (t->aabb) {
-        mid_walk_aabb(t, 0, h);
-        return;
-    }
     h->lo = f4_from(t->d->root_min);
     h->hi = f4_from(t->d->root_max);
-    h->index = t->mesh->triangle_count > 1 ? 0 : -1;
     h->first = 0;
     h->count = t->mesh->triangle_count;
-    h->leaf = h->index < 0;
+    h->leaf = t->box ? h->count < 2 : !t->wide;
+    h->index = h->leaf ? -1 : 0;
 }
 
 // A boxtree child's box from its parent's lo..hi: both faces of `pair`
@@ -142,13 +130,10 @@ static inline void mid_boxtree_child(f4 lo, f4 hi, unsigned pair, const uint8_t 
     }
 }
 
+// The two children of an inner boxtree node. (An AABB tree is walked
+// through its wide nodes, whose lanes hold the children's boxes.)
 static inline void mid_walk_children(const mid_tree* t, const mid_walk_node* h, mid_walk_node* k0,
                                      mid_walk_node* k1) {
-    if (t->aabb) {
-        mid_walk_aabb(t, h->first, k0);
-        mid_walk_aabb(t, h->first + 1, k1);
-        return;
-    }
     const mid_boxtree_node* b = &t->box[h->index];
     int left = (int)(b->packed >> 8);
     int counts[2] = {left, h->count - left};
