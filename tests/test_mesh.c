@@ -106,10 +106,9 @@ static void range_box(const struct carom_mesh_data* d, int first, int count, flo
     }
 }
 
-// Walks an AABB tree's wide node w: a node of fewer than four lanes has
-// only leaves (an inner lane would have been opened), leaves come in tree
-// order (`next` is the first triangle the next leaf must start at), every
-// lane in use is exactly the centre and half extents of the box of the triangles
+// Walks an AABB tree's wide node w: leaves come in tree order (`next` is
+// the first triangle the next leaf must start at), every lane in use is
+// exactly the centre and half extents of the box of the triangles
 // below it, unused lanes are empty, leaves hold 1 to leaf_size triangles
 // and cover every triangle once, and children come after their parents.
 // Gives w's box (the union of its lanes') and the most wide nodes on a path
@@ -141,7 +140,6 @@ static int walk_wide(const struct carom_mesh_data* d, int w, int* seen, int* nex
             range_box(d, first, count, lo, hi);
             for (int p = first; p < first + count; ++p) seen[d->ids[p] & MID_ID_MASK]++;
         } else {
-            assert_int_equal(n->count, 4);
             assert_true(child > w && child < d->wide_count);
             int below = walk_wide(d, child, seen, next, lo, hi);
             if (below > levels) levels = below;
@@ -170,15 +168,17 @@ static void check_tree(const carom_mesh* m) {
         assert_null(d->wide_nodes);
         range_box(d, 0, m->triangle_count, min, max);
     } else if (m->node_count > 0) {
-        // Each wide level goes at least one level down the binary splits,
-        // whose depth the build reports.
+        // A wide node stands for a binary node at an even depth and holds
+        // its grandchildren, or its children where they are leaves: a leaf
+        // at binary depth D is below (D + 1) / 2 of them. The build reports
+        // the binary depth.
         assert_non_null(d->wide_nodes);
         assert_int_equal(m->node_count, d->wide_count);
         assert_true(m->tree_bytes == (size_t)d->wide_count * sizeof(mid_wide_node));
         int next = 0;
         int levels = walk_wide(d, 0, seen, &next, min, max);
         assert_int_equal(next, m->triangle_count);
-        assert_true(levels >= 1 && levels <= m->depth);
+        assert_int_equal(levels, (m->depth + 1) / 2);
         assert_true(m->depth <= CAROM_MESH_MAX_DEPTH);
     } else {
         // One leaf: no node at all.

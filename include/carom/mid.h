@@ -31,9 +31,9 @@ CAROM_EXTERN_C_BEGIN
 typedef enum carom_tree_kind {
     /// AABB tree, split at the middle of the longest axis of the node's box,
     /// each triangle going to the side holding its centroid (the seed
-    /// slides). The mesh keeps it four-wide: each node holds the boxes of
-    /// up to four descendants of a binary node, 116 bytes; about 19 bytes
-    /// per triangle with the default leaf size.
+    /// slides). The mesh keeps it four-wide: a node per binary node two
+    /// levels down, holding the boxes of its (up to four) grandchildren,
+    /// 116 bytes; about 20 bytes per triangle with the default leaf size.
     /// The default.
     CAROM_TREE_AABB = 0,
     /// AABB tree split by a binned surface-area heuristic (16 bins, on the

@@ -28,10 +28,9 @@ typedef struct mid_aabb_node {
 // An AABB tree as the mesh keeps it: four-wide nodes, which every query on
 // it walks (mesh against mesh, rays, shape casts, box queries). A wide node
 // stands for an inner node of the binary tree the build makes and holds the
-// boxes of two to four of its descendants, lane by lane, in tree order (its
-// children, inner ones opened until there are four: wide_tree.c), so one
-// node of the other mesh, one ray or one box meets all four in a few vector
-// operations. A child is
+// boxes of its grandchildren (or of a child itself where that child is a
+// leaf), two to four of them, lane by lane, so one node of the other mesh,
+// one ray or one box meets all four in a few vector operations. A child is
 // a wide node (index >= 0) or a leaf (mid_leaf_ref: its triangle range
 // packed into a negative int). An unused lane has centre 0 and half
 // extents -MID_WIDE_EMPTY, which the box tests reject without a mask (a

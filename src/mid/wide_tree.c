@@ -1,7 +1,6 @@
 // The four-wide nodes of an AABB tree (mid_wide_node): built by collapsing
-// the binary tree the build makes, up to four of its nodes' descendants to
-// a wide node, and refitted in place, leaves first, to the boxes that
-// collapse would give.
+// every other level of the binary tree the build makes, and refitted in
+// place, leaves first, to the boxes that collapse would give.
 #include "mid/mesh_internal.h"
 
 typedef struct wide_builder {
@@ -18,36 +17,19 @@ static void lane_set(mid_wide_node* w, int i, const float min[3], const float ma
     }
 }
 
-// Half the surface area of a binary node's box.
-static float half_area(const mid_aabb_node* n) {
-    float x = n->max[0] - n->min[0], y = n->max[1] - n->min[1], z = n->max[2] - n->min[2];
-    return x * y + y * z + z * x;
-}
-
-// Wide node `at` from binary inner node `n`: its two children, then, while
-// fewer than four, the inner lane of largest area replaced in place by its
-// own two children (so lanes stay in tree order). Full nodes make fewer of
-// them on every path, and a walk pays per node, not per lane. Its wide
-// children follow in depth-first order, so every child comes after its
-// parent.
+// Wide node `at` from binary inner node `n`; its wide children follow in
+// depth-first order, so every child comes after its parent.
 static void collapse(wide_builder* b, int at, int n) {
-    int slot[4] = {b->nodes[n].first, b->nodes[n].first + 1}, count = 2;
-    while (count < 4) {
-        int best = -1;
-        float best_area = -1.0f;
-        for (int i = 0; i < count; ++i) {
-            const mid_aabb_node* s = &b->nodes[slot[i]];
-            if (s->count == 0 && half_area(s) > best_area) {
-                best = i;
-                best_area = half_area(s);
-            }
+    const mid_aabb_node* node = &b->nodes[n];
+    int slot[4], count = 0;
+    for (int i = 0; i < 2; ++i) {
+        int k = node->first + i;
+        if (b->nodes[k].count > 0) {
+            slot[count++] = k;
+        } else {
+            slot[count++] = b->nodes[k].first;
+            slot[count++] = b->nodes[k].first + 1;
         }
-        if (best < 0) break;
-        int first = b->nodes[slot[best]].first;
-        for (int i = count; i > best + 1; --i) slot[i] = slot[i - 1];
-        slot[best] = first;
-        slot[best + 1] = first + 1;
-        ++count;
     }
     mid_wide_node* w = &b->wide[at];
     for (int i = 0; i < 4; ++i) {
