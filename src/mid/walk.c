@@ -40,12 +40,11 @@ static void walk_boxes(const mid_tree* t, const mid_sweep* s, float* limit,
     }
 }
 
-// On an AABB tree, a step enters four boxes at once: the
-// slab test lane by lane, then the boxes entered by `*limit` pushed
-// farthest first. Boxes are centre and half extents, as the nodes keep
-// them; `grow` (the sweep's slack or the shape's half extents) covers their
-// rounding. The stack holds up to three pending boxes per wide level plus
-// one.
+// On an AABB tree, a step enters four boxes at once: the slab test lane by
+// lane, then the boxes entered by `*limit` pushed farthest first. Boxes are
+// centre and half extents, as the nodes keep them; `grow` (the sweep's
+// slack or the shape's half extents) covers their rounding. The stack
+// holds up to three pending boxes per wide level plus one.
 static void walk_wide(const mid_tree* t, const mid_sweep* s, float* limit,
                       mid_sweep_leaf_fn* leaf, void* ctx) {
     const mid_wide_node* wide = t->d->wide_nodes;
