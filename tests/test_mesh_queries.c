@@ -356,6 +356,17 @@ static void test_collide_soups(void** state) {
         mesh_free(&a);
         mesh_free(&b);
     }
+    // An AABB tree of one leaf (its root a leaf, no wide node) against full
+    // trees of every kind, each way round.
+    for (int trial = 0; trial < 3; ++trial) {
+        mesh_data small = make_soup(3, 0.3, 1.0, 300 + trial);
+        mesh_data big = make_soup(250, 1.0, 0.4, 400 + trial);
+        carom_xform pa = random_pose(&rng, 0.2f), pb = random_pose(&rng, 0.2f);
+        check_collide(&small, &big, pa, pb, 1, true, true);
+        check_collide(&big, &small, pb, pa, 1, true, true);
+        mesh_free(&small);
+        mesh_free(&big);
+    }
 }
 
 // Slivers: the leaf test's plane and segment culls must allow for the
