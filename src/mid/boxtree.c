@@ -326,25 +326,6 @@ CAROM_FORCE_INLINE void build_pair(boxtree_builder* bb, int index, int first, f4
     bb->b->order[first + 1] = rec_id(r);
 }
 
-static void triangle_box(const boxtree_builder* bb, int position, f4* lo, f4* hi) {
-    vec3s v[3];
-    mid_triangle(bb->d, position, v);
-    *lo = f4_from(v3_min(v[0], v3_min(v[1], v[2])));
-    *hi = f4_from(v3_max(v[0], v3_max(v[1], v[2])));
-}
-
-// The true box of triangles [first, first + count) in tree order, from the
-// mesh's current vertices (a refit).
-static void range_box(const boxtree_builder* bb, int first, int count, f4* lo, f4* hi) {
-    triangle_box(bb, first, lo, hi);
-    for (int i = first + 1; i < first + count; ++i) {
-        f4 l, h;
-        triangle_box(bb, i, &l, &h);
-        *lo = f4_min(*lo, l);
-        *hi = f4_max(*hi, h);
-    }
-}
-
 static void build_node(boxtree_builder* bb, int index, int first, int count, f4 tlo, f4 thi,
                        f4 qlo, f4 qhi, int depth);
 
@@ -381,8 +362,8 @@ static void build_node(boxtree_builder* bb, int index, int first, int count, f4 
         left = split(bb, first, count, tlo, thi, depth, kid);
     } else {
         left = (int)(n->packed >> 8);
-        range_box(bb, first, left, &kid[0], &kid[1]);
-        range_box(bb, first + left, count - left, &kid[2], &kid[3]);
+        mid_triangles_box(bb->d, first, left, &kid[0], &kid[1]);
+        mid_triangles_box(bb->d, first + left, count - left, &kid[2], &kid[3]);
     }
     store_faces(n, left, qlo, qhi, kid);
     build_child(bb, n, 0, index + 1, first, left, kid[0], kid[1], qlo, qhi, depth + 1);
@@ -431,7 +412,7 @@ void mid_boxtree_refit(carom_mesh* mesh) {
     int n = mesh->triangle_count;
     boxtree_builder bb = {NULL, mesh->data, mesh->data->box_nodes, NULL, 0};
     f4 lo, hi;
-    range_box(&bb, 0, n, &lo, &hi);
+    mid_triangles_box(bb.d, 0, n, &lo, &hi);
     mesh->data->root_min = f4_to(lo);
     mesh->data->root_max = f4_to(hi);
     if (n > 1) build_node(&bb, 0, 0, n, lo, hi, lo, hi, 0);

@@ -60,6 +60,22 @@ static inline void mid_load_triangle(const struct carom_mesh_data* d, int p, f4 
     for (int k = 0; k < 3; ++k) v[k] = mid_load3(d->vertices[d->triangles[p][k]].raw);
 }
 
+// The box of triangles [first, first + count) (tree order, count >= 1) from
+// the mesh's current vertices, as refits need it. Min and max are exact,
+// so it is the box any build computes over the same triangles.
+static inline void mid_triangles_box(const struct carom_mesh_data* d, int first, int count,
+                                     f4* lo, f4* hi) {
+    f4 v[3];
+    mid_load_triangle(d, first, v);
+    *lo = f4_min(v[0], f4_min(v[1], v[2]));
+    *hi = f4_max(v[0], f4_max(v[1], v[2]));
+    for (int p = first + 1; p < first + count; ++p) {
+        mid_load_triangle(d, p, v);
+        *lo = f4_min(*lo, f4_min(v[0], f4_min(v[1], v[2])));
+        *hi = f4_max(*hi, f4_max(v[0], f4_max(v[1], v[2])));
+    }
+}
+
 // Entry parameter of origin + t * dir, t in [0, t_max], into the box
 // lo..hi grown by `grow` on every side, or INFINITY when it misses. inv_dir
 // holds 1/dir, infinite for a zero component: the slab is then crossed

@@ -1,7 +1,7 @@
 // The four-wide nodes of an AABB tree (mid_wide_node): built by collapsing
 // every other level of the binary tree the build makes, and refitted in
 // place, leaves first, to the boxes that collapse would give.
-#include "mid/mesh_internal.h"
+#include "mid/walk.h"
 
 typedef struct wide_builder {
     const mid_aabb_node* nodes;
@@ -9,11 +9,12 @@ typedef struct wide_builder {
     int used;
 } wide_builder;
 
-// Lane i of w from the box min..max.
-static void lane_set(mid_wide_node* w, int i, const float min[3], const float max[3]) {
+// Lane i of w from the box lo..hi.
+static void lane_set(mid_wide_node* w, int i, f4 lo, f4 hi) {
+    f4 center = (lo + hi) * 0.5f, half = (hi - lo) * 0.5f;
     for (int k = 0; k < 3; ++k) {
-        w->center[k][i] = (min[k] + max[k]) * 0.5f;
-        w->half[k][i] = (max[k] - min[k]) * 0.5f;
+        w->center[k][i] = center[k];
+        w->half[k][i] = half[k];
     }
 }
 
@@ -34,7 +35,7 @@ static void collapse(wide_builder* b, int at, int n) {
     mid_wide_node* w = &b->wide[at];
     for (int i = 0; i < 4; ++i) {
         if (i < count) {
-            lane_set(w, i, b->nodes[slot[i]].min, b->nodes[slot[i]].max);
+            lane_set(w, i, mid_load3(b->nodes[slot[i]].min), mid_load3(b->nodes[slot[i]].max));
         } else {
             for (int k = 0; k < 3; ++k) {
                 w->center[k][i] = 0.0f;
@@ -81,60 +82,34 @@ carom_status mid_wide_build(carom_mesh* mesh, const mid_aabb_node* nodes, int co
     return CAROM_OK;
 }
 
-// The box of triangles [first, first + count), as the build's
-// mid_range_box makes it: min and max are exact, so any order gives the
-// same box.
-static void leaf_box(const struct carom_mesh_data* d, int first, int count, float min[3],
-                     float max[3]) {
-    for (int k = 0; k < 3; ++k) {
-        min[k] = INFINITY;
-        max[k] = -INFINITY;
-    }
-    for (int t = first; t < first + count; ++t) {
-        for (int c = 0; c < 3; ++c) {
-            const vec3s v = d->vertices[d->triangles[t][c]];
-            for (int k = 0; k < 3; ++k) {
-                min[k] = carom_minf(min[k], v.raw[k]);
-                max[k] = carom_maxf(max[k], v.raw[k]);
-            }
-        }
-    }
-}
-
 // Refits wide node w and everything below it, and gives its box: the
 // union of its lanes' boxes, which is the binary node's it stands for.
 // Each call goes one wide level down, so the recursion is at most the wide
 // depth, about CAROM_MESH_MAX_DEPTH / 2, deep.
-static void refit(struct carom_mesh_data* d, int w, float min[3], float max[3]) {
+static void refit(struct carom_mesh_data* d, int w, f4* lo, f4* hi) {
     mid_wide_node* n = &d->wide_nodes[w];
-    for (int k = 0; k < 3; ++k) {
-        min[k] = INFINITY;
-        max[k] = -INFINITY;
-    }
     for (int i = 0; i < n->count; ++i) {
-        float lo[3], hi[3];
+        f4 l, h;
         int32_t child = n->child[i];
         if (child < 0) {
-            leaf_box(d, mid_leaf_first(child), mid_leaf_count(child), lo, hi);
+            mid_triangles_box(d, mid_leaf_first(child), mid_leaf_count(child), &l, &h);
         } else {
-            refit(d, child, lo, hi);
+            refit(d, child, &l, &h);
         }
-        lane_set(n, i, lo, hi);
-        for (int k = 0; k < 3; ++k) {
-            min[k] = carom_minf(min[k], lo[k]);
-            max[k] = carom_maxf(max[k], hi[k]);
-        }
+        lane_set(n, i, l, h);
+        *lo = i ? f4_min(*lo, l) : l;
+        *hi = i ? f4_max(*hi, h) : h;
     }
 }
 
 void mid_wide_refit(carom_mesh* mesh) {
     struct carom_mesh_data* d = mesh->data;
-    float min[3], max[3];
+    f4 lo, hi;
     if (d->wide_nodes) {
-        refit(d, 0, min, max);
+        refit(d, 0, &lo, &hi);
     } else {
-        leaf_box(d, 0, mesh->triangle_count, min, max);
+        mid_triangles_box(d, 0, mesh->triangle_count, &lo, &hi);
     }
-    d->root_min = v3(min[0], min[1], min[2]);
-    d->root_max = v3(max[0], max[1], max[2]);
+    d->root_min = f4_to(lo);
+    d->root_max = f4_to(hi);
 }
