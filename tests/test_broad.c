@@ -138,11 +138,17 @@ static carom_broad_pair* copy_pairs(carom_broad_pairs p) {
 // moved each step; static proxies are left alone, so kinds that keep state
 // between steps see only what changed. Every few frames some proxies are
 // removed and later inserted again, and some are removed and inserted again
-// within one step, into each other's slots. Ids are spread over the whole
-// int range, or with `dense_ids` a shuffled run of n consecutive ints
-// (the update matches pairs against the last step's list only then).
+// within one step, into each other's slots. Ids are:
+// - IDS_SPREAD: spread over the whole int range;
+// - IDS_DENSE: a shuffled run of n consecutive ints straddling zero;
+// - IDS_SLOTS: 0 to n - 1 in insertion order, so that every id is its slot
+//   (the update's fast path) until proxies removed apart come back in
+//   another order; those removed and inserted within one step come back in
+//   reverse, into their own slots.
+typedef enum id_scheme { IDS_SPREAD, IDS_DENSE, IDS_SLOTS } id_scheme;
+
 static void run_scene_ids(ref_broad_scene_kind kind, int n, double moving, double step,
-                          int frames, double offset, double band, bool dense_ids) {
+                          int frames, double offset, double band, id_scheme ids) {
     ref_broad_scene_desc sd = {0};
     sd.kind = kind;
     sd.n = n;
@@ -153,8 +159,9 @@ static void run_scene_ids(ref_broad_scene_kind kind, int n, double moving, doubl
     sd.box_size = offset > 1e6 ? offset * 1e-3 : 1.0;
     ref_broad_scene scene;
     assert_int_equal(ref_broad_scene_make(&scene, &sd), 0);
-    assert_int_equal(ref_broad_scene_shuffle_ids(&scene, 77u + (unsigned)kind), 0);
-    if (dense_ids) {
+    if (ids != IDS_SLOTS)
+        assert_int_equal(ref_broad_scene_shuffle_ids(&scene, 77u + (unsigned)kind), 0);
+    if (ids == IDS_DENSE) {
         // The shuffled ids' ranks, shifted to straddle zero.
         int* rank = calloc((size_t)n, sizeof *rank);
         assert_non_null(rank);
@@ -259,7 +266,7 @@ static void run_scene_ids(ref_broad_scene_kind kind, int n, double moving, doubl
             for (int k = 0; k < again_count; k++)
                 assert_int_equal(carom_broad_remove(&broads[c], scene.ids[again_index[k]]), CAROM_OK);
             for (int k = 0; k < again_count; k++) {
-                int i = again_index[k];
+                int i = again_index[ids == IDS_SLOTS ? again_count - 1 - k : k];
                 assert_int_equal(carom_broad_insert(&broads[c], scene.ids[i], scene.boxes[i],
                                                     scene.displacements[i]),
                                  CAROM_OK);
@@ -287,8 +294,8 @@ static void run_scene_ids(ref_broad_scene_kind kind, int n, double moving, doubl
 
 static void run_scene(ref_broad_scene_kind kind, int n, double moving, double step, int frames,
                       double offset, double band) {
-    run_scene_ids(kind, n, moving, step, frames, offset, band, false);
-    run_scene_ids(kind, n, moving, step, frames, offset, band, true);
+    run_scene_ids(kind, n, moving, step, frames, offset, band, IDS_SPREAD);
+    run_scene_ids(kind, n, moving, step, frames, offset, band, IDS_DENSE);
 }
 
 static int scene_size(void) { return light() ? 300 : 1500; }
@@ -322,6 +329,18 @@ static void test_convoy(void** state) {
 static void test_fast_movers(void** state) {
     (void)state;
     run_scene(REF_SCENE_FAST_MOVERS, scene_size(), 1.0, 0.1, scene_frames(), 0.0, REF_BROAD_BAND);
+}
+
+// Ids that are their slots: the update writes the list from its sort keys
+// alone, times included (a scene where every box moves and one of fast
+// movers, whose times spread over the step), until the ids leave their
+// slots; a few proxies are removed while they still hold them.
+static void test_ids_are_slots(void** state) {
+    (void)state;
+    run_scene_ids(REF_SCENE_UNIFORM, scene_size(), 1.0, 0.05, scene_frames(), 0.0,
+                  REF_BROAD_BAND, IDS_SLOTS);
+    run_scene_ids(REF_SCENE_FAST_MOVERS, scene_size(), 1.0, 0.1, scene_frames(), 0.0,
+                  REF_BROAD_BAND, IDS_SLOTS);
 }
 
 // Boxes a thousandth of a 1e9 world in size, 1e9 from the origin: float
@@ -937,6 +956,7 @@ int main(void) {
         cmocka_unit_test(test_mixed_sizes),
         cmocka_unit_test(test_convoy),
         cmocka_unit_test(test_fast_movers),
+        cmocka_unit_test(test_ids_are_slots),
         cmocka_unit_test(test_far_from_origin),
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_many_proxies),

@@ -49,6 +49,11 @@ struct carom_broad_data {
     // small, a pair's two ids fit one 32-bit sort key.
     int id_low;
     int id_high;
+    // Alive proxies whose id is not their slot. None is the common case of
+    // a caller numbering proxies by its own array index and inserting them
+    // in order; the pair sort then needs neither the ids nor the
+    // candidates back (sort_fresh_pairs).
+    int slot_id_mismatches;
 };
 
 // ---- small helpers --------------------------------------------------------------------
@@ -380,6 +385,7 @@ carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3
         return status;
     }
     mark_moved(w, slot);
+    data->slot_id_mismatches += id != slot;
     // Cannot fail: room was reserved above.
     (void)map64_put(&data->ids, id_map_key(id), (uint64_t)slot);
     if (w->proxy_count == 0 && data->id_low > data->id_high) data->id_low = data->id_high = id;
@@ -451,6 +457,7 @@ carom_status carom_broad_remove(carom_broad* broad, int id) {
     if (slot < 0) return CAROM_ERR_UNKNOWN_ID;
     data->ops->remove(data->state, w, slot);
     unmark_moved(w, slot);
+    data->slot_id_mismatches -= w->id[slot] != slot;
     w->state[slot] = BROAD_SLOT_FREE;
     // free_slots has room for every slot (world_reserve grows it with them).
     w->free_slots[w->free_count++] = slot;
@@ -554,42 +561,36 @@ static uint64_t* radix_sort64(uint64_t* keys, uint32_t* values, uint64_t* tmp_ke
     return k;
 }
 
-// Tests the candidates involving a moved proxy (a pair of two unmoved
-// proxies is what it was last step) and keeps those that really meet
-// during the step, as (id a < id b, time), sorted by (a, b), with their
-// slots, in `data->fresh`. Duplicates keep their earliest time.
-//
-// A pair's sort key holds both ids as offsets from id_low, the smaller one
-// above the bits the id range needs: the ids come back from the key. The
-// candidate's index rides below them in the same word when it fits (ids
-// spanning up to about 2^23 for a million candidates), so the sort moves
-// one array; otherwise it rides alongside.
-static carom_status sort_fresh_pairs(carom_broad_data* data) {
-    const broad_world* w = &data->world;
-    broad_pairs* c = &data->candidates;
-    pair_list* out = &data->fresh;
-    int n = c->count;
-    const uint32_t low = id_key(data->id_low);
-    const uint32_t range = id_key(data->id_high) - low;
-    int shift = 0;
-    while (shift < 32 && (range >> shift) != 0) shift++;
-    const uint64_t low_mask = ((uint64_t)1 << shift) - 1;
-    int index_bits = 0;
-    while (((int64_t)1 << index_bits) < n) index_bits++;
-    const bool packed = 2 * shift + index_bits <= 64;
-    const int below = packed ? index_bits : 0;
-    const uint64_t index_mask = ((uint64_t)1 << below) - 1;
+// A pair's time as the list gives it: -0 as +0, so that its float bits are
+// below 2^30 for every time in [0, 1] (and a kind's time past 1, which the
+// contract rules out, cannot reach the ids in a key).
+enum { TIME_BITS = 30 };
+static inline float list_time(float t) { return carom_minf(t, 1.0f) + 0.0f; }
 
-    if (!broad_reserve((void**)&data->sort_keys, &data->sort_keys_capacity, 2 * n,
-                       sizeof(uint64_t)) ||
-        (!packed && !broad_reserve((void**)&data->sort_order, &data->sort_order_capacity, 2 * n,
-                                   sizeof(uint32_t))))
-        return CAROM_ERR_OUT_OF_MEMORY;
-    uint64_t* keys = data->sort_keys;
-    uint64_t* tmp_keys = keys + n;
-    uint32_t* order = packed ? NULL : data->sort_order;
-    uint32_t* tmp_order = packed ? NULL : data->sort_order + n;
+static inline uint32_t time_bits(float t) {
+    uint32_t u;
+    memcpy(&u, &t, sizeof u);
+    return u;
+}
 
+static inline float bits_time(uint32_t u) {
+    float t;
+    memcpy(&t, &u, sizeof t);
+    return t;
+}
+
+// How far ahead the list is read when it gathers the candidates in key
+// order: the reads are random, and at 100k pairs most miss the caches.
+enum { GATHER_AHEAD = 16 };
+
+// The sort keys of the candidates that stand (see sort_fresh_pairs), in
+// `keys` (and `order` unless packed); returns their count. Inlined with
+// constant flags, so that each layout gets its own loop.
+CAROM_FORCE_INLINE int fresh_keys(broad_pairs* c, const broad_world* w, uint32_t low, int shift,
+                                  int below, bool slot_ids, bool timed, bool packed,
+                                  uint64_t* keys, uint32_t* order) {
+    // The count in a local: the time stores could alias it.
+    const int n = c->count;
     int kept = 0;
     for (int i = 0; i < n; i++) {
         broad_pair p = c->items[i];
@@ -607,16 +608,99 @@ static carom_status sort_fresh_pairs(carom_broad_data* data) {
             }
             c->items[i].time = t;
         }
-        uint32_t ka = id_key(w->id[p.a]) - low, kb = id_key(w->id[p.b]) - low;
+        uint32_t ka = id_key(slot_ids ? p.a : w->id[p.a]) - low;
+        uint32_t kb = id_key(slot_ids ? p.b : w->id[p.b]) - low;
         uint32_t first = ka < kb ? ka : kb, second = ka ^ kb ^ first;
         uint64_t pair_key = (uint64_t)first << shift | second;
-        if (packed) {
+        if (timed) {
+            keys[kept++] = pair_key << below | time_bits(list_time(t));
+        } else if (packed) {
             keys[kept++] = pair_key << below | (uint64_t)i;
         } else {
             keys[kept] = pair_key;
             order[kept++] = (uint32_t)i;
         }
     }
+    return kept;
+}
+
+// The list from the sorted keys, duplicates merged: with `timed` from the
+// keys alone, otherwise from the candidates the keys (or `order`) point to.
+CAROM_FORCE_INLINE int fresh_list(const broad_pairs* c, const uint64_t* keys, const uint32_t* order,
+                                  int kept, uint32_t low, int shift, int below, bool timed,
+                                  bool packed, pair_list* out) {
+    const uint64_t low_mask = ((uint64_t)1 << shift) - 1;
+    const uint64_t below_mask = ((uint64_t)1 << below) - 1;
+    int count = 0;
+    uint64_t last_key = 0;
+    for (int i = 0; i < kept; i++) {
+        const uint64_t pair_key = keys[i] >> below;
+        const int a = key_id(low + (uint32_t)(pair_key >> shift));
+        const int b = key_id(low + (uint32_t)(pair_key & low_mask));
+        broad_pair cp;
+        if (timed) {
+            // The ids are the slots.
+            cp = (broad_pair){a, b, bits_time((uint32_t)(keys[i] & below_mask))};
+        } else {
+            if (packed && i + GATHER_AHEAD < kept)
+                __builtin_prefetch(&c->items[(uint32_t)(keys[i + GATHER_AHEAD] & below_mask)]);
+            cp = c->items[packed ? (uint32_t)(keys[i] & below_mask) : order[i]];
+            cp.time = list_time(cp.time);
+        }
+        if (count > 0 && pair_key == last_key) {
+            out->items[count - 1].time = carom_minf(out->items[count - 1].time, cp.time);
+            continue;
+        }
+        last_key = pair_key;
+        out->items[count] = (carom_broad_pair){a, b, cp.time};
+        out->slots[2 * count] = cp.a;
+        out->slots[2 * count + 1] = cp.b;
+        count++;
+    }
+    return count;
+}
+
+// Tests the candidates involving a moved proxy (a pair of two unmoved
+// proxies is what it was last step) and keeps those that really meet
+// during the step, as (id a < id b, time), sorted by (a, b), with their
+// slots, in `data->fresh`. Duplicates keep their earliest time.
+//
+// A pair's sort key holds both ids as offsets from id_low, the smaller one
+// above the bits the id range needs: the ids come back from the key. Below
+// them rides, when it fits:
+// - with every id its slot, the time (TIME_BITS): the slots are the ids,
+//   and the list is written from the sorted keys alone;
+// - otherwise the candidate's index (ids spanning up to about 2^23 for a
+//   million candidates), so the sort moves one array; or else the index
+//   rides alongside.
+static carom_status sort_fresh_pairs(carom_broad_data* data) {
+    const broad_world* w = &data->world;
+    broad_pairs* c = &data->candidates;
+    int n = c->count;
+    const uint32_t low = id_key(data->id_low);
+    const uint32_t range = id_key(data->id_high) - low;
+    int shift = 0;
+    while (shift < 32 && (range >> shift) != 0) shift++;
+    int index_bits = 0;
+    while (((int64_t)1 << index_bits) < n) index_bits++;
+    const bool slot_ids = data->slot_id_mismatches == 0;
+    const bool timed = slot_ids && 2 * shift + TIME_BITS <= 64;
+    const bool packed = timed || 2 * shift + index_bits <= 64;
+    const int below = timed ? TIME_BITS : packed ? index_bits : 0;
+
+    if (!broad_reserve((void**)&data->sort_keys, &data->sort_keys_capacity, 2 * n,
+                       sizeof(uint64_t)) ||
+        (!packed && !broad_reserve((void**)&data->sort_order, &data->sort_order_capacity, 2 * n,
+                                   sizeof(uint32_t))))
+        return CAROM_ERR_OUT_OF_MEMORY;
+    uint64_t* keys = data->sort_keys;
+    uint64_t* tmp_keys = keys + n;
+    uint32_t* order = packed ? NULL : data->sort_order;
+    uint32_t* tmp_order = packed ? NULL : data->sort_order + n;
+
+    const int kept = timed ? fresh_keys(c, w, low, shift, below, true, true, true, keys, NULL)
+                           : fresh_keys(c, w, low, shift, below, slot_ids, false, packed, keys,
+                                        order);
     int passes;
     int digit = radix_digit_bits(kept, 2 * shift, &passes);
     if (!broad_reserve((void**)&data->radix_count, &data->radix_count_capacity,
@@ -625,25 +709,10 @@ static carom_status sort_fresh_pairs(carom_broad_data* data) {
     keys = radix_sort64(keys, order, tmp_keys, tmp_order, kept, below, digit, passes,
                         data->radix_count, &order);
 
+    pair_list* out = &data->fresh;
     if (!list_reserve_slots(out, kept)) return CAROM_ERR_OUT_OF_MEMORY;
-    int count = 0;
-    uint64_t last_key = 0;
-    for (int i = 0; i < kept; i++) {
-        const uint64_t pair_key = keys[i] >> below;
-        const broad_pair cp = c->items[packed ? (uint32_t)(keys[i] & index_mask) : order[i]];
-        if (count > 0 && pair_key == last_key) {
-            out->items[count - 1].time = carom_minf(out->items[count - 1].time, cp.time);
-            continue;
-        }
-        last_key = pair_key;
-        out->items[count] = (carom_broad_pair){key_id(low + (uint32_t)(pair_key >> shift)),
-                                               key_id(low + (uint32_t)(pair_key & low_mask)),
-                                               cp.time};
-        out->slots[2 * count] = cp.a;
-        out->slots[2 * count + 1] = cp.b;
-        count++;
-    }
-    out->count = count;
+    out->count = timed ? fresh_list(c, keys, order, kept, low, shift, below, true, true, out)
+                       : fresh_list(c, keys, order, kept, low, shift, below, false, packed, out);
     return CAROM_OK;
 }
 
