@@ -343,6 +343,87 @@ static void test_ids_are_slots(void** state) {
                   REF_BROAD_BAND, IDS_SLOTS);
 }
 
+// The centre-cell grid refills last rebuild's entries while its layout
+// holds (boxes keep their cells, or move to others), and builds them anew
+// when the layout changes. Against brute force, frame after frame: boxes
+// drift and jump; proxies are removed (their entries go) and inserted into
+// fresh slots (not among the entries); some grow past the cell (the big
+// list) and shrink back; once every box grows enough to change the cell.
+static unsigned refill_random(unsigned* state) {
+    *state = *state * 1664525u + 1013904223u;
+    return *state >> 8;
+}
+
+static float refill_uniform(unsigned* state, float lo, float hi) {
+    return lo + (hi - lo) * (float)refill_random(state) / (float)(1u << 24);
+}
+
+static void test_grid_refill(void** state) {
+    (void)state;
+    enum { START = 600, FRAMES = 12, MOST = START + FRAMES * 10 };
+    const carom_aabb world = box3(0.0f, 0.0f, 0.0f, 30.0f, 30.0f, 30.0f);
+    carom_broad_desc grid_desc = config_desc(CONFIG_GRID_CENTRE, world);
+    carom_broad_desc brute_desc = config_desc(CONFIG_BRUTE_FORCE, world);
+    carom_broad grid, brute;
+    assert_int_equal(carom_broad_create(&grid_desc, &grid), CAROM_OK);
+    assert_int_equal(carom_broad_create(&brute_desc, &brute), CAROM_OK);
+    float centre[MOST][3], half[MOST];
+    bool present[MOST] = {false};
+    unsigned rng = 12345u;
+    int count = 0;
+    for (; count < START; count++) {
+        for (int k = 0; k < 3; k++) centre[count][k] = refill_uniform(&rng, 0.0f, 30.0f);
+        half[count] = refill_uniform(&rng, 0.3f, 0.7f);
+        present[count] = true;
+    }
+    for (int f = 0; f < FRAMES; f++) {
+        // Frames 6 and 7 grow every box by half, past the cell; frame 8 brings
+        // them back. Fewer than one box in 64 is six times its size (big).
+        const float scale = f == 6 || f == 7 ? 1.5f : 1.0f;
+        for (int i = 0; i < count; i++) {
+            if (!present[i]) continue;
+            for (int k = 0; k < 3; k++) {
+                // Most drift a little; one in ten jumps a cell or more.
+                float step = refill_random(&rng) % 10 == 0 ? 2.0f : 0.1f;
+                centre[i][k] += refill_uniform(&rng, -step, step);
+            }
+            float h = half[i] * scale * (i % 97 == f % 97 ? 6.0f : 1.0f);
+            carom_aabb b = box3(centre[i][0] - h, centre[i][1] - h, centre[i][2] - h,
+                                centre[i][0] + h, centre[i][1] + h, centre[i][2] + h);
+            carom_status st = f == 0 ? carom_broad_insert(&grid, i, b, still)
+                                     : carom_broad_move(&grid, i, b, still);
+            assert_int_equal(st, CAROM_OK);
+            st = f == 0 ? carom_broad_insert(&brute, i, b, still)
+                        : carom_broad_move(&brute, i, b, still);
+            assert_int_equal(st, CAROM_OK);
+        }
+        // Ten removed, ten new ones in fresh slots.
+        for (int r = 0; r < 10 && f > 0; r++) {
+            int i = (int)(refill_random(&rng) % (unsigned)count);
+            if (!present[i]) continue;
+            assert_int_equal(carom_broad_remove(&grid, i), CAROM_OK);
+            assert_int_equal(carom_broad_remove(&brute, i), CAROM_OK);
+            present[i] = false;
+        }
+        for (int r = 0; r < 10 && f > 0; r++, count++) {
+            for (int k = 0; k < 3; k++) centre[count][k] = refill_uniform(&rng, 0.0f, 30.0f);
+            half[count] = refill_uniform(&rng, 0.3f, 0.7f);
+            present[count] = true;
+            float h = half[count];
+            carom_aabb b = box3(centre[count][0] - h, centre[count][1] - h, centre[count][2] - h,
+                                centre[count][0] + h, centre[count][1] + h, centre[count][2] + h);
+            assert_int_equal(carom_broad_insert(&grid, count, b, still), CAROM_OK);
+            assert_int_equal(carom_broad_insert(&brute, count, b, still), CAROM_OK);
+        }
+        assert_int_equal(carom_broad_update(&grid, NULL), CAROM_OK);
+        assert_int_equal(carom_broad_update(&brute, NULL), CAROM_OK);
+        if (!same_pairs(carom_broad_pair_list(&grid), carom_broad_pair_list(&brute)))
+            fail_msg("frame %d: the centre-cell grid differs from brute force", f);
+    }
+    carom_broad_destroy(&grid);
+    carom_broad_destroy(&brute);
+}
+
 // Boxes a thousandth of a 1e9 world in size, 1e9 from the origin: float
 // spacing there is 64, so the band is relative to coordinates.
 static void test_far_from_origin(void** state) {
@@ -957,6 +1038,7 @@ int main(void) {
         cmocka_unit_test(test_convoy),
         cmocka_unit_test(test_fast_movers),
         cmocka_unit_test(test_ids_are_slots),
+        cmocka_unit_test(test_grid_refill),
         cmocka_unit_test(test_far_from_origin),
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_many_proxies),

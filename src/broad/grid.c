@@ -10,6 +10,8 @@
 //
 // An update rebuilds from the fat boxes (unless few changed: see "few
 // changes" below): cell keys of the entries, a sort, runs of equal keys.
+// The centre cell refills its last entries instead while the layout holds
+// (see "the refill" below).
 // Keys number a grid padded by one cell on every side, so that a
 // neighbour's key is the cell's key plus a fixed offset that never wraps
 // into another row, and the three cells of a neighbouring row are
@@ -43,6 +45,9 @@
 #define GRID_SPLIT_RUN 256
 #define GRID_SPLIT_RATIO 4.0
 #define GRID_SPLIT_DEPTH 4
+// Centre cell: an automatic size within this factor of the last one keeps
+// the last one (centre_refill).
+#define GRID_KEEP_CELL 1.125
 
 typedef struct grid {
     carom_aabb world;
@@ -85,6 +90,19 @@ typedef struct grid {
     // tagged with the value's lowest-cell axes.
     grid_box* boxes;
     int boxes_capacity;
+    // Centre cell: the entries above are sorted for the layout below, so
+    // the next rebuild with that layout may refill them (centre_refill).
+    bool entries_valid;
+    double entries_origin[3];
+    double entries_inv_cell;
+    int entries_dims[3];
+    // The refill's scratch: a mark per slot (all zero between refills), and
+    // the sort scratch of the entries whose cell changed (2 words each;
+    // they themselves go in tmp_keys and tmp_values).
+    uint8_t* seen;
+    int seen_capacity;
+    uint32_t* moved;
+    int moved_capacity;
     // Centre cell: a block of candidate entry pairs (centre_pairs).
     uint32_t* block;
     int block_capacity;
@@ -323,49 +341,85 @@ static inline void grid_key_range(const grid* g, uint32_t k0, uint32_t k1, int* 
 
 // ---- centre cell ----------------------------------------------------------------------
 
+// The layout as the fill computes keys: grid_axis_cell on two lanes of
+// doubles, (x, y) and (z, z), with select-based clamps.
+typedef struct centre_keyer {
+    d2 origin_xy, origin_zz, inv, last_xy, last_zz;
+    uint32_t stride_y, stride_z;
+    double small_limit;
+} centre_keyer;
+
+static inline centre_keyer centre_keyer_of(const grid* g) {
+    centre_keyer k;
+    k.origin_xy = (d2){g->origin[0], g->origin[1]};
+    k.origin_zz = (d2){g->origin[2], g->origin[2]};
+    k.inv = (d2){g->inv_cell, g->inv_cell};
+    k.last_xy = (d2){(double)(g->dims[0] - 1), (double)(g->dims[1] - 1)};
+    k.last_zz = (d2){(double)(g->dims[2] - 1), (double)(g->dims[2] - 1)};
+    k.stride_y = (uint32_t)g->stride_y;
+    k.stride_z = (uint32_t)g->stride_z;
+    k.small_limit = g->small_limit;
+    return k;
+}
+
+// A box's size (grid_box_size on the lanes, with the same roundings) and,
+// when it is no larger than the cell, the key of its centre's cell.
+static inline double centre_key(const centre_keyer* k, const carom_aabb* b, uint32_t* key) {
+    const d2 lo_xy = {b->min.x, b->min.y}, hi_xy = {b->max.x, b->max.y};
+    const d2 lo_zz = {b->min.z, b->min.z}, hi_zz = {b->max.z, b->max.z};
+    const d2 extent_xy = hi_xy - lo_xy, extent_zz = hi_zz - lo_zz;
+    double size = extent_xy[0] > extent_xy[1] ? extent_xy[0] : extent_xy[1];
+    size = size > extent_zz[0] ? size : extent_zz[0];
+    const d2 zero = {0.0, 0.0}, half = {0.5, 0.5};
+    const d2 t_xy = d2_clamp((half * (lo_xy + hi_xy) - k->origin_xy) * k->inv, zero, k->last_xy);
+    const d2 t_zz = d2_clamp((half * (lo_zz + hi_zz) - k->origin_zz) * k->inv, zero, k->last_zz);
+    *key = grid_key_strided((int)t_xy[0], (int)t_xy[1], (int)t_zz[0], k->stride_y, k->stride_z);
+    return size;
+}
+
+// What a fill measures of the boxes for the next automatic size, in locals
+// (grid_sizes_bin says why).
+typedef struct centre_measure {
+    int alive;
+    double size_sum;
+    f4 coord;
+} centre_measure;
+
+static inline void centre_measure_box(grid* g, centre_measure* m, const carom_aabb* b,
+                                      double size) {
+    m->alive++;
+    m->size_sum += size;
+    m->coord = grid_coord_max(m->coord, b);
+    grid_sizes_bin(&g->sizes, size);
+}
+
 static carom_status centre_fill(grid* g, const broad_world* w) {
     if (!grid_reserve_entries(g, w->proxy_count)) return CAROM_ERR_OUT_OF_MEMORY;
     memset(&g->sizes, 0, sizeof g->sizes);
-    // The layout in locals: the entry stores could alias its int fields.
+    // The layout in locals: the entry stores could alias its fields.
     uint32_t* keys = g->keys;
     uint32_t* values = g->values;
-    const double small_limit = g->small_limit;
-    // grid_axis_cell on two lanes of doubles: (x, y) and (z, z).
-    const d2 o_xy = {g->origin[0], g->origin[1]}, o_zz = {g->origin[2], g->origin[2]};
-    const d2 inv = {g->inv_cell, g->inv_cell}, zero = {0.0, 0.0}, half = {0.5, 0.5};
-    const d2 last_xy = {(double)(g->dims[0] - 1), (double)(g->dims[1] - 1)};
-    const d2 last_zz = {(double)(g->dims[2] - 1), (double)(g->dims[2] - 1)};
-    const uint32_t stride_y = (uint32_t)g->stride_y, stride_z = (uint32_t)g->stride_z;
-    int n = 0, alive = 0;
-    double size_sum = 0.0;
-    f4 coord = f4_zero();
+    const centre_keyer keyer = centre_keyer_of(g);
+    centre_measure m = {0, 0.0, f4_zero()};
+    int n = 0;
     carom_status status = CAROM_OK;
     for (int s = 0; s < w->slot_end; s++) {
         if (!broad_slot_alive(w, s)) continue;
         const carom_aabb* b = &w->fat[s];
-        const d2 lo_xy = {b->min.x, b->min.y}, hi_xy = {b->max.x, b->max.y};
-        const d2 lo_zz = {b->min.z, b->min.z}, hi_zz = {b->max.z, b->max.z};
-        // grid_box_size on the lanes, with the same roundings.
-        const d2 extent_xy = hi_xy - lo_xy, extent_zz = hi_zz - lo_zz;
-        double size = extent_xy[0] > extent_xy[1] ? extent_xy[0] : extent_xy[1];
-        size = size > extent_zz[0] ? size : extent_zz[0];
-        alive++;
-        size_sum += size;
-        coord = grid_coord_max(coord, b);
-        grid_sizes_bin(&g->sizes, size);
-        if (size > small_limit) {
+        uint32_t key;
+        const double size = centre_key(&keyer, b, &key);
+        centre_measure_box(g, &m, b, size);
+        if (size > keyer.small_limit) {
             if (!grid_big_push(&g->big, b, s)) {
                 status = CAROM_ERR_OUT_OF_MEMORY;
                 break;
             }
             continue;
         }
-        const d2 t_xy = d2_clamp((half * (lo_xy + hi_xy) - o_xy) * inv, zero, last_xy);
-        const d2 t_zz = d2_clamp((half * (lo_zz + hi_zz) - o_zz) * inv, zero, last_zz);
-        keys[n] = grid_key_strided((int)t_xy[0], (int)t_xy[1], (int)t_zz[0], stride_y, stride_z);
+        keys[n] = key;
         values[n++] = (uint32_t)s;
     }
-    grid_sizes_fold(&g->sizes, alive, size_sum, coord);
+    grid_sizes_fold(&g->sizes, m.alive, m.size_sum, m.coord);
     g->entry_count = n;
     return status;
 }
@@ -374,21 +428,31 @@ static carom_status centre_fill(grid* g, const broad_world* w) {
 // cell order (which is random in slot order, but cheaper than scattering
 // the boxes themselves in the sort: random writes of whole boxes cost more
 // than random reads of them, measured).
+// A centre-cell entry's box: lane 3 of `hi` is a NaN, so that lane fails
+// both comparisons of the pair tests whatever the slot bits in `lo`
+// (centre_meet).
+static inline grid_box centre_entry_box(const carom_aabb* b, int slot) {
+    grid_box e = grid_box_make(b, slot);
+    e.hi = (f4)((i4)e.hi | (i4){0, 0, 0, 0x7fc00000});
+    return e;
+}
+
+// The sentinel the pair tests pad with, after the n entries: empty, it
+// meets no box.
+static inline void centre_sentinel(grid* g, int n) {
+    g->boxes[n].lo = (f4){INFINITY, INFINITY, INFINITY, 0.0f};
+    g->boxes[n].hi = (f4){-INFINITY, -INFINITY, -INFINITY, 0.0f};
+}
+
 static bool centre_gather(grid* g, const broad_world* w) {
     int n = g->entry_count;
     if (!broad_reserve((void**)&g->boxes, &g->boxes_capacity, n + 1, sizeof(grid_box)))
         return false;
-    // Lane 3 of `hi` is a NaN, so that lane fails both comparisons of the
-    // pair tests whatever the slot bits in `lo` (centre_meet).
-    const i4 nan3 = {0, 0, 0, 0x7fc00000};
     for (int i = 0; i < n; i++) {
         int s = (int)g->values[i];
-        g->boxes[i] = grid_box_make(&w->fat[s], s);
-        g->boxes[i].hi = (f4)((i4)g->boxes[i].hi | nan3);
+        g->boxes[i] = centre_entry_box(&w->fat[s], s);
     }
-    // The sentinel the pair tests pad with: empty, it meets no box.
-    g->boxes[n].lo = (f4){INFINITY, INFINITY, INFINITY, 0.0f};
-    g->boxes[n].hi = (f4){-INFINITY, -INFINITY, -INFINITY, 0.0f};
+    centre_sentinel(g, n);
     return true;
 }
 
@@ -672,12 +736,187 @@ static bool centre_query(const grid* g, const grid_box* q, broad_pairs* out) {
     return true;
 }
 
+// ---- centre cell: the refill -------------------------------------------------------------
+//
+// A step moves a box a small part of a cell, so from one rebuild to the
+// next with the same layout most boxes keep their cell. The refill walks
+// the last rebuild's entries in their order and computes each box's key
+// anew. Entries whose key is unchanged stay sorted among themselves: they
+// are compacted in place, with their boxes, read once. The others, and the
+// boxes that were not entries (inserted since, or too large then), are
+// sorted apart and merged in from the back. This takes the place of the
+// fill's pass over the slots, the counting sort's scatter and the gather's
+// second read of every box. The cell index of the first entry of every key
+// comes from the sorted keys.
+//
+// The result is sorted whatever the last order was (the kept keys are a
+// subsequence of the last sorted ones): the layout check only keeps the
+// refill to rebuilds where few keys change. The automatic cell size is
+// held through small changes for the same reason (grid_rebuild).
+
+static bool centre_same_layout(const grid* g) {
+    return g->entries_valid && g->entries_inv_cell == g->inv_cell &&
+           g->entries_origin[0] == g->origin[0] && g->entries_origin[1] == g->origin[1] &&
+           g->entries_origin[2] == g->origin[2] && g->entries_dims[0] == g->dims[0] &&
+           g->entries_dims[1] == g->dims[1] && g->entries_dims[2] == g->dims[2];
+}
+
+static void centre_keep_layout(grid* g) {
+    g->entries_valid = true;
+    g->entries_inv_cell = g->inv_cell;
+    for (int a = 0; a < 3; a++) {
+        g->entries_origin[a] = g->origin[a];
+        g->entries_dims[a] = g->dims[a];
+    }
+}
+
+// `first` for sorted keys, and the occupancy, as grid_counting_sort leaves
+// them; the counts are read in key order, so the histogram is sequential.
+static void centre_first_of_sorted(grid* g) {
+    int n = g->entry_count, end = g->key_end;
+    int* first = g->first;
+    memset(first, 0, (size_t)(end + 2) * sizeof *first);
+    for (int i = 0; i < n; i++) first[g->keys[i] + 1]++;
+    int64_t square_sum = 0;
+    for (int k = 1; k < end + 2; k++) {
+        const int64_t c = first[k];
+        square_sum += c * c;
+        first[k] = (int)c + first[k - 1];
+    }
+    g->cell_count = 0;
+    grid_auto_observe(&g->autosize, (double)square_sum, n);
+}
+
+enum { CENTRE_REFILL_AHEAD = 32 };
+
+static carom_status centre_refill(grid* g, const broad_world* w) {
+    const int old_count = g->entry_count, most = w->proxy_count;
+    if (!grid_reserve_entries(g, most) ||
+        !broad_reserve((void**)&g->tmp_keys, &g->tmp_keys_capacity, most, sizeof(uint32_t)) ||
+        !broad_reserve((void**)&g->tmp_values, &g->tmp_values_capacity, most, sizeof(uint32_t)) ||
+        !broad_reserve((void**)&g->boxes, &g->boxes_capacity, most + 1, sizeof(grid_box)) ||
+        !broad_reserve((void**)&g->first, &g->first_capacity, g->key_end + 2, sizeof(int)))
+        return CAROM_ERR_OUT_OF_MEMORY;
+    if (g->seen_capacity < w->slot_end) {
+        int old = g->seen_capacity;
+        if (!broad_reserve((void**)&g->seen, &g->seen_capacity, w->slot_end, 1))
+            return CAROM_ERR_OUT_OF_MEMORY;
+        memset(g->seen + old, 0, (size_t)(g->seen_capacity - old));
+    }
+    memset(&g->sizes, 0, sizeof g->sizes);
+    uint32_t* keys = g->keys;
+    uint32_t* values = g->values;
+    grid_box* boxes = g->boxes;
+    uint8_t* seen = g->seen;
+    uint32_t* moved_keys = g->tmp_keys;
+    uint32_t* moved_values = g->tmp_values;
+    const centre_keyer keyer = centre_keyer_of(g);
+    centre_measure m = {0, 0.0, f4_zero()};
+    int kept = 0, moved = 0;
+    carom_status status = CAROM_OK;
+    // The last entries, compacted in place (kept <= i). Their slots are in
+    // cell order, random in slot order: what they read of a slot is asked
+    // for CENTRE_REFILL_AHEAD entries early, as at 100k boxes it misses the
+    // caches, and the loop's own work would hold few of those misses in
+    // flight at once.
+    for (int i = 0; i < old_count; i++) {
+        const int s = (int)values[i];
+        if (i + CENTRE_REFILL_AHEAD < old_count) {
+            const uint32_t ahead = values[i + CENTRE_REFILL_AHEAD];
+            __builtin_prefetch(&w->fat[ahead]);
+            __builtin_prefetch(&w->state[ahead]);
+            __builtin_prefetch(&seen[ahead]);
+        }
+        if (!broad_slot_alive(w, s)) continue;
+        seen[s] = 1;
+        const carom_aabb* b = &w->fat[s];
+        uint32_t key;
+        const double size = centre_key(&keyer, b, &key);
+        centre_measure_box(g, &m, b, size);
+        if (size > keyer.small_limit) {
+            if (!grid_big_push(&g->big, b, s)) status = CAROM_ERR_OUT_OF_MEMORY;
+            continue;
+        }
+        // Written both ways and kept by one count, without a branch: one
+        // box in twenty or so changes cell, unpredictably, and a
+        // mispredicted branch here would also cut short the reads of the
+        // boxes ahead, which miss the caches at 100k boxes.
+        const bool same = key == keys[i];
+        keys[kept] = key;
+        values[kept] = (uint32_t)s;
+        boxes[kept] = centre_entry_box(b, s);
+        kept += same;
+        moved_keys[moved] = key;
+        moved_values[moved] = (uint32_t)s;
+        moved += !same;
+    }
+    // The boxes that were not entries; the marks are cleared on the way.
+    for (int s = 0; s < w->slot_end; s++) {
+        const bool listed = seen[s];
+        seen[s] = 0;
+        if (listed || !broad_slot_alive(w, s)) continue;
+        const carom_aabb* b = &w->fat[s];
+        uint32_t key;
+        const double size = centre_key(&keyer, b, &key);
+        centre_measure_box(g, &m, b, size);
+        if (size > keyer.small_limit) {
+            if (!grid_big_push(&g->big, b, s)) status = CAROM_ERR_OUT_OF_MEMORY;
+            continue;
+        }
+        moved_keys[moved] = key;
+        moved_values[moved++] = (uint32_t)s;
+    }
+    grid_sizes_fold(&g->sizes, m.alive, m.size_sum, m.coord);
+    if (status != CAROM_OK ||
+        !broad_reserve((void**)&g->moved, &g->moved_capacity, 2 * moved, sizeof(uint32_t)))
+        return status != CAROM_OK ? status : CAROM_ERR_OUT_OF_MEMORY;
+    broad_radix_sort32(moved_keys, moved_values, g->moved, g->moved + moved, moved);
+    // Merged from the back: an entry moves at most once, to its place.
+    int i = kept - 1, at = kept + moved - 1;
+    for (int j = moved - 1; j >= 0; at--) {
+        if (i >= 0 && keys[i] > moved_keys[j]) {
+            keys[at] = keys[i];
+            values[at] = values[i];
+            boxes[at] = boxes[i--];
+        } else {
+            const int s = (int)moved_values[j];
+            keys[at] = moved_keys[j--];
+            values[at] = (uint32_t)s;
+            boxes[at] = centre_entry_box(&w->fat[s], s);
+        }
+    }
+    g->entry_count = kept + moved;
+    g->dense = true;
+    centre_sentinel(g, g->entry_count);
+    centre_first_of_sorted(g);
+    return CAROM_OK;
+}
+
+// The entries of this rebuild, sorted and gathered: refilled when the last
+// rebuild's are sorted for this layout and the keys are dense (as the
+// counting sort would choose), otherwise filled anew.
+static carom_status centre_entries(grid* g, const broad_world* w) {
+    const bool refill =
+        centre_same_layout(g) &&
+        (int64_t)g->key_end <= (int64_t)GRID_DENSE_FACTOR * w->proxy_count + 4096;
+    g->entries_valid = false;
+    carom_status status = CAROM_OK;
+    if (refill) {
+        status = centre_refill(g, w);
+    } else {
+        status = centre_fill(g, w);
+        if (status == CAROM_OK && (!grid_sort_entries(g) || !centre_gather(g, w)))
+            status = CAROM_ERR_OUT_OF_MEMORY;
+    }
+    if (status == CAROM_OK) centre_keep_layout(g);
+    return status;
+}
+
 static carom_status centre_find(grid* g, const broad_world* w, broad_pairs* out) {
-    carom_status status = centre_fill(g, w);
+    carom_status status = centre_entries(g, w);
     if (status != CAROM_OK) return status;
     g->stored_count = g->entry_count;
-    if (!grid_sort_entries(g) || !centre_gather(g, w) || !centre_pairs(g, out))
-        return CAROM_ERR_OUT_OF_MEMORY;
+    if (!centre_pairs(g, out)) return CAROM_ERR_OUT_OF_MEMORY;
     for (int i = 0; i < g->big.count; i++) {
         if (!centre_query(g, &g->big.boxes[i], out)) return CAROM_ERR_OUT_OF_MEMORY;
     }
@@ -1071,7 +1310,17 @@ static carom_status grid_rebuild(grid* g, const broad_world* w, broad_pairs* out
     if (cell <= 0.0) {
         // The sizes the last fill saw, unless there was none.
         if (g->sizes.count == 0) broad_grid_measure(w, &g->sizes);
-        cell = broad_grid_auto_next(&g->autosize, &g->sizes, g->strategy == CAROM_GRID_CENTRE_CELL);
+        const bool centre = g->strategy == CAROM_GRID_CENTRE_CELL;
+        cell = broad_grid_auto_next(&g->autosize, &g->sizes, centre);
+        // The centre cell keeps its layout through small changes of the
+        // automatic size, so that the next rebuild can refill its entries;
+        // never below the size its boxes call for.
+        const double last = g->small_limit;
+        if (centre && g->entries_valid && cell < last * GRID_KEEP_CELL &&
+            cell > last / GRID_KEEP_CELL && last >= broad_grid_auto_cell(&g->sizes, true)) {
+            cell = last;
+            g->autosize.cell = last;
+        }
     }
     return grid_find(g, w, &g->world, cell, out);
 }
@@ -1119,7 +1368,8 @@ static size_t grid_bytes(const grid* g) {
     size_t ints = (size_t)g->first_capacity + (size_t)g->cell_starts_capacity +
                   (size_t)g->stale_slots_capacity;
     return sizeof *g + words * sizeof(uint32_t) + ints * sizeof(int) +
-           (size_t)g->boxes_capacity * sizeof(grid_box) +
+           (size_t)g->boxes_capacity * sizeof(grid_box) + (size_t)g->seen_capacity +
+           (size_t)g->moved_capacity * sizeof(uint32_t) +
            (size_t)g->block_capacity * sizeof(uint32_t) +
            (size_t)g->last.capacity * sizeof(broad_pair) + broad_grid_big_memory(&g->big) +
            broad_grid_big_memory(&g->sweep) + (g->child ? grid_bytes(g->child) : 0) +
@@ -1137,6 +1387,8 @@ static void grid_free(grid* g) {
     carom_free(g->cell_keys);
     carom_free(g->cell_starts);
     carom_free(g->boxes);
+    carom_free(g->seen);
+    carom_free(g->moved);
     carom_free(g->block);
     carom_free(g->last.items);
     carom_free(g->changed);
