@@ -410,12 +410,15 @@ static inline carom_status move_proxy(carom_broad_data* data,
     int slot = slot_of(data, id);
     if (slot < 0) return CAROM_ERR_UNKNOWN_ID;
 
+    const uint8_t state = w->state[slot];
     w->box[slot] = *box;
-    memcpy(&w->motion[slot], &d, sizeof w->motion[slot]);
+    // A proxy still before and after holds its zero motion already: at 100k
+    // proxies, storing it again would cost a cache line per five moves.
+    if (!(state & motion_bits(d) & BROAD_SLOT_STILL))
+        memcpy(&w->motion[slot], &d, sizeof w->motion[slot]);
     fat_box_store(&w->fat[slot], lo, hi, d);
     // mark_moved with the state in hand: its moved bit says whether the
     // slot is listed already.
-    const uint8_t state = w->state[slot];
     w->state[slot] = (uint8_t)((state & ~BROAD_SLOT_STILL) | motion_bits(d) | BROAD_SLOT_MOVED);
     if (!(state & BROAD_SLOT_MOVED)) {
         w->moved_index[slot] = w->moved_count;
