@@ -358,11 +358,14 @@ static float refill_uniform(unsigned* state, float lo, float hi) {
     return lo + (hi - lo) * (float)refill_random(state) / (float)(1u << 24);
 }
 
-static void test_grid_refill(void** state) {
-    (void)state;
-    enum { START = 600, FRAMES = 12, MOST = START + FRAMES * 10 };
-    const carom_aabb world = box3(0.0f, 0.0f, 0.0f, 30.0f, 30.0f, 30.0f);
+// With a fixed cell size the layout never changes: every update after the
+// first refills (stats.rebuilt false). With the automatic size, the update
+// after the boxes grew lays the grid out anew (rebuilt true).
+static void run_grid_refill(double cell_size) {
+    enum { START = 600, FRAMES = 12, MOST = START + FRAMES * 15 };
+    const carom_aabb world = box3(0.0f, 0.0f, 0.0f, 15.0f, 15.0f, 15.0f);
     carom_broad_desc grid_desc = config_desc(CONFIG_GRID_CENTRE, world);
+    grid_desc.cell_size = (float)cell_size;
     carom_broad_desc brute_desc = config_desc(CONFIG_BRUTE_FORCE, world);
     carom_broad grid, brute;
     assert_int_equal(carom_broad_create(&grid_desc, &grid), CAROM_OK);
@@ -372,14 +375,15 @@ static void test_grid_refill(void** state) {
     unsigned rng = 12345u;
     int count = 0;
     for (; count < START; count++) {
-        for (int k = 0; k < 3; k++) centre[count][k] = refill_uniform(&rng, 0.0f, 30.0f);
+        for (int k = 0; k < 3; k++) centre[count][k] = refill_uniform(&rng, 0.0f, 15.0f);
         half[count] = refill_uniform(&rng, 0.3f, 0.7f);
         present[count] = true;
     }
     for (int f = 0; f < FRAMES; f++) {
-        // Frames 6 and 7 grow every box by half, past the cell; frame 8 brings
-        // them back. Fewer than one box in 64 is six times its size (big).
-        const float scale = f == 6 || f == 7 ? 1.5f : 1.0f;
+        // Frames 6 and 7 grow every box threefold, past the cell; frame 8
+        // brings them back. Fewer than one box in 64 is six times its size
+        // (big).
+        const float scale = f == 6 || f == 7 ? 3.0f : 1.0f;
         for (int i = 0; i < count; i++) {
             if (!present[i]) continue;
             for (int k = 0; k < 3; k++) {
@@ -397,7 +401,8 @@ static void test_grid_refill(void** state) {
                         : carom_broad_move(&brute, i, b, still);
             assert_int_equal(st, CAROM_OK);
         }
-        // Ten removed, ten new ones in fresh slots.
+        // Ten removed, fifteen new ones: ten take the freed slots (among the
+        // last entries), five fresh ones (not among them).
         for (int r = 0; r < 10 && f > 0; r++) {
             int i = (int)(refill_random(&rng) % (unsigned)count);
             if (!present[i]) continue;
@@ -405,8 +410,8 @@ static void test_grid_refill(void** state) {
             assert_int_equal(carom_broad_remove(&brute, i), CAROM_OK);
             present[i] = false;
         }
-        for (int r = 0; r < 10 && f > 0; r++, count++) {
-            for (int k = 0; k < 3; k++) centre[count][k] = refill_uniform(&rng, 0.0f, 30.0f);
+        for (int r = 0; r < 15 && f > 0; r++, count++) {
+            for (int k = 0; k < 3; k++) centre[count][k] = refill_uniform(&rng, 0.0f, 15.0f);
             half[count] = refill_uniform(&rng, 0.3f, 0.7f);
             present[count] = true;
             float h = half[count];
@@ -415,13 +420,55 @@ static void test_grid_refill(void** state) {
             assert_int_equal(carom_broad_insert(&grid, count, b, still), CAROM_OK);
             assert_int_equal(carom_broad_insert(&brute, count, b, still), CAROM_OK);
         }
-        assert_int_equal(carom_broad_update(&grid, NULL), CAROM_OK);
+        carom_broad_stats stats;
+        assert_int_equal(carom_broad_update(&grid, &stats), CAROM_OK);
         assert_int_equal(carom_broad_update(&brute, NULL), CAROM_OK);
         if (!same_pairs(carom_broad_pair_list(&grid), carom_broad_pair_list(&brute)))
-            fail_msg("frame %d: the centre-cell grid differs from brute force", f);
+            fail_msg("cell %g, frame %d: the centre-cell grid differs from brute force",
+                     cell_size, f);
+        if (cell_size > 0.0 && f > 0 && stats.rebuilt)
+            fail_msg("fixed cell, frame %d: rebuilt rather than refilled", f);
+        // Frame 7's update sizes the cell from frame 6's grown boxes.
+        if (cell_size == 0.0 && f == 7 && !stats.rebuilt)
+            fail_msg("automatic cell, frame 7: the boxes grew, yet the layout held");
     }
     carom_broad_destroy(&grid);
     carom_broad_destroy(&brute);
+}
+
+static void test_grid_refill(void** state) {
+    (void)state;
+    run_grid_refill(1.5);
+    run_grid_refill(0.0);
+}
+
+// A pair touching at the start of the step and approaching: its time is
+// +0, not -0 (the swept test's entry time is then 0 / -1), through both
+// ways the pair sort makes the list (ids that are the slots, and others).
+static void test_touching_time_is_plus_zero(void** state) {
+    (void)state;
+    const carom_aabb world = box3(-10, -10, -10, 10, 10, 10);
+    const carom_aabb a = box3(0, 0, 0, 1, 1, 1), b = box3(1, 0, 0, 2, 1, 1);
+    const int ids[2][2] = {{0, 1}, {7, -3}};
+    for (int c = 0; c < CONFIG_COUNT; c++) {
+        for (int k = 0; k < 2; k++) {
+            carom_broad broad;
+            carom_broad_desc d = config_desc(c, world);
+            assert_int_equal(carom_broad_create(&d, &broad), CAROM_OK);
+            assert_int_equal(carom_broad_insert(&broad, ids[k][0], a, still), CAROM_OK);
+            assert_int_equal(carom_broad_insert(&broad, ids[k][1], b, vec(-1, 0, 0)), CAROM_OK);
+            assert_int_equal(carom_broad_update(&broad, NULL), CAROM_OK);
+            carom_broad_pairs p = carom_broad_pair_list(&broad);
+            assert_int_equal(p.count, 1);
+            const int low = ids[k][0] < ids[k][1] ? ids[k][0] : ids[k][1];
+            assert_int_equal(p.items[0].a, low);
+            assert_int_equal(p.items[0].b, ids[k][0] ^ ids[k][1] ^ low);
+            if (p.items[0].time != 0.0f || signbit(p.items[0].time))
+                fail_msg("%s, ids %d and %d: time %g", config_names[c], ids[k][0], ids[k][1],
+                         (double)p.items[0].time);
+            carom_broad_destroy(&broad);
+        }
+    }
 }
 
 // Boxes a thousandth of a 1e9 world in size, 1e9 from the origin: float
@@ -998,6 +1045,12 @@ static void test_out_of_memory(void** state) {
                 }
             }
             for (int round = 0; round < 2; round++) {
+                // Everything moved (in place) before the second round, so
+                // that the grid rebuilds by refilling its cells.
+                for (int i = 0; round == 1 && i < N; i++)
+                    assert_int_equal(carom_broad_move(&broad, scene.ids[i], scene.boxes[i],
+                                                      scene.displacements[i]),
+                                     CAROM_OK);
                 st = carom_broad_update(&broad, NULL);
                 if (st != CAROM_OK) {
                     assert_int_equal(st, CAROM_ERR_OUT_OF_MEMORY);
@@ -1039,6 +1092,7 @@ int main(void) {
         cmocka_unit_test(test_fast_movers),
         cmocka_unit_test(test_ids_are_slots),
         cmocka_unit_test(test_grid_refill),
+        cmocka_unit_test(test_touching_time_is_plus_zero),
         cmocka_unit_test(test_far_from_origin),
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_many_proxies),

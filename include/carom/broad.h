@@ -147,7 +147,10 @@ typedef struct carom_broad_stats {
     int begins;      ///< begin events
     int ends;        ///< end events
     long long swaps; ///< SAP kinds: endpoint swaps made
-    bool rebuilt;    ///< SAP kinds: this step re-sorted everything instead of swapping
+    bool rebuilt;    ///< SAP kinds: this step re-sorted everything instead of swapping;
+                     ///< grid: it filled and sorted its cells anew, where it can
+                     ///< otherwise refill last step's (centre cell, same layout) or
+                     ///< reuse them (few boxes changed)
     size_t bytes;    ///< memory the broad phase owns after the update
 } carom_broad_stats;
 

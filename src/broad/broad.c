@@ -51,7 +51,7 @@ struct carom_broad_data {
     int id_high;
     // Alive proxies whose id is not their slot. None is the common case of
     // a caller numbering proxies by its own array index and inserting them
-    // in order; the pair sort then needs neither the ids nor the
+    // in order; the pair sort then needs no ids, nor (up to 2^17 slots) the
     // candidates back (sort_fresh_pairs).
     int slot_id_mismatches;
 };
@@ -587,8 +587,8 @@ static inline float bits_time(uint32_t u) {
 enum { GATHER_AHEAD = 16 };
 
 // The sort keys of the candidates that stand (see sort_fresh_pairs), in
-// `keys` (and `order` unless packed); returns their count. Inlined with
-// constant flags, so that each layout gets its own loop.
+// `keys` (and `order` unless packed); returns their count. Inlined, so
+// that the timed layout, called with constant flags, gets its own loop.
 CAROM_FORCE_INLINE int fresh_keys(broad_pairs* c, const broad_world* w, uint32_t low, int shift,
                                   int below, bool slot_ids, bool timed, bool packed,
                                   uint64_t* keys, uint32_t* order) {
@@ -673,9 +673,9 @@ CAROM_FORCE_INLINE int fresh_list(const broad_pairs* c, const uint64_t* keys, co
 // them rides, when it fits:
 // - with every id its slot, the time (TIME_BITS): the slots are the ids,
 //   and the list is written from the sorted keys alone;
-// - otherwise the candidate's index (ids spanning up to about 2^23 for a
-//   million candidates), so the sort moves one array; or else the index
-//   rides alongside.
+// - otherwise the candidate's index (ids spanning up to 2^22 for a million
+//   candidates), so the sort moves one array; or else the index rides
+//   alongside.
 static carom_status sort_fresh_pairs(carom_broad_data* data) {
     const broad_world* w = &data->world;
     broad_pairs* c = &data->candidates;

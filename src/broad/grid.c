@@ -93,16 +93,17 @@ typedef struct grid {
     // Centre cell: the entries above are sorted for the layout below, so
     // the next rebuild with that layout may refill them (centre_refill).
     bool entries_valid;
+    bool refilled;  // the last rebuild refilled them
     double entries_origin[3];
     double entries_inv_cell;
     int entries_dims[3];
     // The refill's scratch: a mark per slot (all zero between refills), and
-    // the sort scratch of the entries whose cell changed (2 words each;
-    // they themselves go in tmp_keys and tmp_values).
+    // the sort scratch of the entries whose key changed (2 words each; they
+    // themselves go in tmp_keys and tmp_values).
     uint8_t* seen;
     int seen_capacity;
-    uint32_t* moved;
-    int moved_capacity;
+    uint32_t* rekey_scratch;
+    int rekey_scratch_capacity;
     // Centre cell: a block of candidate entry pairs (centre_pairs).
     uint32_t* block;
     int block_capacity;
@@ -233,6 +234,18 @@ static inline void grid_swap(uint32_t** a, int* a_capacity, uint32_t** b, int* b
     *b_capacity = c;
 }
 
+// The running sum of first[from - 1 ..] over the counts in first[from, to),
+// in place; returns the sum of the counts squared (the occupancy).
+static int64_t grid_prefix_counts(int* first, int from, int to) {
+    int64_t square_sum = 0;
+    for (int k = from; k < to; k++) {
+        const int64_t c = first[k];
+        square_sum += c * c;
+        first[k] = (int)c + first[k - 1];
+    }
+    return square_sum;
+}
+
 // Counting sort by key into the scratch arrays, which then swap in. Stable.
 // Returns the sum over keys of their entry count squared (the occupancy).
 static double grid_counting_sort(grid* g) {
@@ -244,12 +257,7 @@ static double grid_counting_sort(grid* g) {
     for (int i = 0; i < n; i++) first[g->keys[i] + 2]++;
     // One pass over the keys for the occupancy and the running sum (first[1]
     // is 0).
-    int64_t square_sum = 0;
-    for (int k = 2; k < end + 2; k++) {
-        const int64_t c = first[k];
-        square_sum += c * c;
-        first[k] = (int)c + first[k - 1];
-    }
+    const int64_t square_sum = grid_prefix_counts(first, 2, end + 2);
     for (int i = 0; i < n; i++) {
         uint32_t key = g->keys[i], value = g->values[i];
         int at = first[key + 1]++;
@@ -393,6 +401,21 @@ static inline void centre_measure_box(grid* g, centre_measure* m, const carom_aa
     grid_sizes_bin(&g->sizes, size);
 }
 
+// Slot s's box measured and placed: in the big list, or as (key, slot) at
+// keys[*n], values[*n]. False when out of memory.
+static inline bool centre_place(grid* g, centre_measure* m, const centre_keyer* keyer,
+                                const broad_world* w, int s, uint32_t* keys, uint32_t* values,
+                                int* n) {
+    const carom_aabb* b = &w->fat[s];
+    uint32_t key;
+    const double size = centre_key(keyer, b, &key);
+    centre_measure_box(g, m, b, size);
+    if (size > keyer->small_limit) return grid_big_push(&g->big, b, s);
+    keys[*n] = key;
+    values[(*n)++] = (uint32_t)s;
+    return true;
+}
+
 static carom_status centre_fill(grid* g, const broad_world* w) {
     if (!grid_reserve_entries(g, w->proxy_count)) return CAROM_ERR_OUT_OF_MEMORY;
     memset(&g->sizes, 0, sizeof g->sizes);
@@ -404,30 +427,16 @@ static carom_status centre_fill(grid* g, const broad_world* w) {
     int n = 0;
     carom_status status = CAROM_OK;
     for (int s = 0; s < w->slot_end; s++) {
-        if (!broad_slot_alive(w, s)) continue;
-        const carom_aabb* b = &w->fat[s];
-        uint32_t key;
-        const double size = centre_key(&keyer, b, &key);
-        centre_measure_box(g, &m, b, size);
-        if (size > keyer.small_limit) {
-            if (!grid_big_push(&g->big, b, s)) {
-                status = CAROM_ERR_OUT_OF_MEMORY;
-                break;
-            }
-            continue;
+        if (broad_slot_alive(w, s) && !centre_place(g, &m, &keyer, w, s, keys, values, &n)) {
+            status = CAROM_ERR_OUT_OF_MEMORY;
+            break;
         }
-        keys[n] = key;
-        values[n++] = (uint32_t)s;
     }
     grid_sizes_fold(&g->sizes, m.alive, m.size_sum, m.coord);
     g->entry_count = n;
     return status;
 }
 
-// The boxes in entry order: sequential writes, reads of the fat boxes in
-// cell order (which is random in slot order, but cheaper than scattering
-// the boxes themselves in the sort: random writes of whole boxes cost more
-// than random reads of them, measured).
 // A centre-cell entry's box: lane 3 of `hi` is a NaN, so that lane fails
 // both comparisons of the pair tests whatever the slot bits in `lo`
 // (centre_meet).
@@ -444,6 +453,10 @@ static inline void centre_sentinel(grid* g, int n) {
     g->boxes[n].hi = (f4){-INFINITY, -INFINITY, -INFINITY, 0.0f};
 }
 
+// The boxes in entry order: sequential writes, reads of the fat boxes in
+// cell order (which is random in slot order, but cheaper than scattering
+// the boxes themselves in the sort: random writes of whole boxes cost more
+// than random reads of them, measured).
 static bool centre_gather(grid* g, const broad_world* w) {
     int n = g->entry_count;
     if (!broad_reserve((void**)&g->boxes, &g->boxes_capacity, n + 1, sizeof(grid_box)))
@@ -749,10 +762,11 @@ static bool centre_query(const grid* g, const grid_box* q, broad_pairs* out) {
 // second read of every box. The cell index of the first entry of every key
 // comes from the sorted keys.
 //
-// The result is sorted whatever the last order was (the kept keys are a
-// subsequence of the last sorted ones): the layout check only keeps the
-// refill to rebuilds where few keys change. The automatic cell size is
-// held through small changes for the same reason (grid_rebuild).
+// The result is sorted whatever layout the last keys were computed for, as
+// long as they were sorted (the kept keys are a subsequence of them): the
+// layout check only keeps the refill to rebuilds where few keys change. The
+// automatic cell size is held through small changes for the same reason
+// (grid_rebuild).
 
 static bool centre_same_layout(const grid* g) {
     return g->entries_valid && g->entries_inv_cell == g->inv_cell &&
@@ -777,12 +791,7 @@ static void centre_first_of_sorted(grid* g) {
     int* first = g->first;
     memset(first, 0, (size_t)(end + 2) * sizeof *first);
     for (int i = 0; i < n; i++) first[g->keys[i] + 1]++;
-    int64_t square_sum = 0;
-    for (int k = 1; k < end + 2; k++) {
-        const int64_t c = first[k];
-        square_sum += c * c;
-        first[k] = (int)c + first[k - 1];
-    }
+    const int64_t square_sum = grid_prefix_counts(first, 1, end + 2);
     g->cell_count = 0;
     grid_auto_observe(&g->autosize, (double)square_sum, n);
 }
@@ -794,8 +803,7 @@ static carom_status centre_refill(grid* g, const broad_world* w) {
     if (!grid_reserve_entries(g, most) ||
         !broad_reserve((void**)&g->tmp_keys, &g->tmp_keys_capacity, most, sizeof(uint32_t)) ||
         !broad_reserve((void**)&g->tmp_values, &g->tmp_values_capacity, most, sizeof(uint32_t)) ||
-        !broad_reserve((void**)&g->boxes, &g->boxes_capacity, most + 1, sizeof(grid_box)) ||
-        !broad_reserve((void**)&g->first, &g->first_capacity, g->key_end + 2, sizeof(int)))
+        !broad_reserve((void**)&g->boxes, &g->boxes_capacity, most + 1, sizeof(grid_box)))
         return CAROM_ERR_OUT_OF_MEMORY;
     if (g->seen_capacity < w->slot_end) {
         int old = g->seen_capacity;
@@ -808,11 +816,11 @@ static carom_status centre_refill(grid* g, const broad_world* w) {
     uint32_t* values = g->values;
     grid_box* boxes = g->boxes;
     uint8_t* seen = g->seen;
-    uint32_t* moved_keys = g->tmp_keys;
-    uint32_t* moved_values = g->tmp_values;
+    uint32_t* rekeyed_keys = g->tmp_keys;
+    uint32_t* rekeyed_values = g->tmp_values;
     const centre_keyer keyer = centre_keyer_of(g);
     centre_measure m = {0, 0.0, f4_zero()};
-    int kept = 0, moved = 0;
+    int kept = 0, rekeyed = 0;
     carom_status status = CAROM_OK;
     // The last entries, compacted in place (kept <= i). Their slots are in
     // cell order, random in slot order: what they read of a slot is asked
@@ -846,46 +854,48 @@ static carom_status centre_refill(grid* g, const broad_world* w) {
         values[kept] = (uint32_t)s;
         boxes[kept] = centre_entry_box(b, s);
         kept += same;
-        moved_keys[moved] = key;
-        moved_values[moved] = (uint32_t)s;
-        moved += !same;
+        rekeyed_keys[rekeyed] = key;
+        rekeyed_values[rekeyed] = (uint32_t)s;
+        rekeyed += !same;
     }
-    // The boxes that were not entries; the marks are cleared on the way.
+    // The boxes that were not entries (inserted into fresh slots, or big
+    // then); the marks are cleared on the way, whatever happens.
     for (int s = 0; s < w->slot_end; s++) {
         const bool listed = seen[s];
         seen[s] = 0;
-        if (listed || !broad_slot_alive(w, s)) continue;
-        const carom_aabb* b = &w->fat[s];
-        uint32_t key;
-        const double size = centre_key(&keyer, b, &key);
-        centre_measure_box(g, &m, b, size);
-        if (size > keyer.small_limit) {
-            if (!grid_big_push(&g->big, b, s)) status = CAROM_ERR_OUT_OF_MEMORY;
-            continue;
-        }
-        moved_keys[moved] = key;
-        moved_values[moved++] = (uint32_t)s;
+        if (!listed && broad_slot_alive(w, s) &&
+            !centre_place(g, &m, &keyer, w, s, rekeyed_keys, rekeyed_values, &rekeyed))
+            status = CAROM_ERR_OUT_OF_MEMORY;
     }
     grid_sizes_fold(&g->sizes, m.alive, m.size_sum, m.coord);
-    if (status != CAROM_OK ||
-        !broad_reserve((void**)&g->moved, &g->moved_capacity, 2 * moved, sizeof(uint32_t)))
-        return status != CAROM_OK ? status : CAROM_ERR_OUT_OF_MEMORY;
-    broad_radix_sort32(moved_keys, moved_values, g->moved, g->moved + moved, moved);
+    if (status == CAROM_OK && !broad_reserve((void**)&g->rekey_scratch,
+                                             &g->rekey_scratch_capacity, 2 * rekeyed,
+                                             sizeof(uint32_t)))
+        status = CAROM_ERR_OUT_OF_MEMORY;
+    if (status != CAROM_OK) {
+        // The entries are half compacted: none stands (entries_valid is
+        // already false, and the caller drops the last pairs).
+        g->entry_count = 0;
+        g->big.count = 0;
+        return status;
+    }
+    broad_radix_sort32(rekeyed_keys, rekeyed_values, g->rekey_scratch,
+                       g->rekey_scratch + rekeyed, rekeyed);
     // Merged from the back: an entry moves at most once, to its place.
-    int i = kept - 1, at = kept + moved - 1;
-    for (int j = moved - 1; j >= 0; at--) {
-        if (i >= 0 && keys[i] > moved_keys[j]) {
+    int i = kept - 1, at = kept + rekeyed - 1;
+    for (int j = rekeyed - 1; j >= 0; at--) {
+        if (i >= 0 && keys[i] > rekeyed_keys[j]) {
             keys[at] = keys[i];
             values[at] = values[i];
             boxes[at] = boxes[i--];
         } else {
-            const int s = (int)moved_values[j];
-            keys[at] = moved_keys[j--];
+            const int s = (int)rekeyed_values[j];
+            keys[at] = rekeyed_keys[j--];
             values[at] = (uint32_t)s;
             boxes[at] = centre_entry_box(&w->fat[s], s);
         }
     }
-    g->entry_count = kept + moved;
+    g->entry_count = kept + rekeyed;
     g->dense = true;
     centre_sentinel(g, g->entry_count);
     centre_first_of_sorted(g);
@@ -893,12 +903,15 @@ static carom_status centre_refill(grid* g, const broad_world* w) {
 }
 
 // The entries of this rebuild, sorted and gathered: refilled when the last
-// rebuild's are sorted for this layout and the keys are dense (as the
-// counting sort would choose), otherwise filled anew.
+// rebuild's are sorted for this layout and the keys are dense for the
+// proxies (the counting sort decides on the entries, fewer when some boxes
+// are big; the refill's `first` is then larger than the sort's would be,
+// never more than GRID_DENSE_FACTOR words a proxy), otherwise filled anew.
 static carom_status centre_entries(grid* g, const broad_world* w) {
     const bool refill =
         centre_same_layout(g) &&
-        (int64_t)g->key_end <= (int64_t)GRID_DENSE_FACTOR * w->proxy_count + 4096;
+        (int64_t)g->key_end <= (int64_t)GRID_DENSE_FACTOR * w->proxy_count + 4096 &&
+        broad_reserve((void**)&g->first, &g->first_capacity, g->key_end + 2, sizeof(int));
     g->entries_valid = false;
     carom_status status = CAROM_OK;
     if (refill) {
@@ -909,6 +922,7 @@ static carom_status centre_entries(grid* g, const broad_world* w) {
             status = CAROM_ERR_OUT_OF_MEMORY;
     }
     if (status == CAROM_OK) centre_keep_layout(g);
+    g->refilled = refill && status == CAROM_OK;
     return status;
 }
 
@@ -1303,6 +1317,7 @@ static inline void grid_mark_stale(grid* g, int slot) {
 }
 
 static carom_status grid_rebuild(grid* g, const broad_world* w, broad_pairs* out) {
+    g->refilled = false;
     // A new number leaves every stale mark behind.
     g->rebuild++;
     g->stale_count = 0;
@@ -1314,7 +1329,8 @@ static carom_status grid_rebuild(grid* g, const broad_world* w, broad_pairs* out
         cell = broad_grid_auto_next(&g->autosize, &g->sizes, centre);
         // The centre cell keeps its layout through small changes of the
         // automatic size, so that the next rebuild can refill its entries;
-        // never below the size its boxes call for.
+        // never below the size its boxes call for. The occupancy may then
+        // settle up to GRID_KEEP_CELL^3 (1.42) either side of its target.
         const double last = g->small_limit;
         if (centre && g->entries_valid && cell < last * GRID_KEEP_CELL &&
             cell > last / GRID_KEEP_CELL && last >= broad_grid_auto_cell(&g->sizes, true)) {
@@ -1369,7 +1385,7 @@ static size_t grid_bytes(const grid* g) {
                   (size_t)g->stale_slots_capacity;
     return sizeof *g + words * sizeof(uint32_t) + ints * sizeof(int) +
            (size_t)g->boxes_capacity * sizeof(grid_box) + (size_t)g->seen_capacity +
-           (size_t)g->moved_capacity * sizeof(uint32_t) +
+           (size_t)g->rekey_scratch_capacity * sizeof(uint32_t) +
            (size_t)g->block_capacity * sizeof(uint32_t) +
            (size_t)g->last.capacity * sizeof(broad_pair) + broad_grid_big_memory(&g->big) +
            broad_grid_big_memory(&g->sweep) + (g->child ? grid_bytes(g->child) : 0) +
@@ -1388,7 +1404,7 @@ static void grid_free(grid* g) {
     carom_free(g->cell_starts);
     carom_free(g->boxes);
     carom_free(g->seen);
-    carom_free(g->moved);
+    carom_free(g->rekey_scratch);
     carom_free(g->block);
     carom_free(g->last.items);
     carom_free(g->changed);
@@ -1441,7 +1457,6 @@ static void grid_remove(void* state, const broad_world* world, int slot) {
 
 static carom_status grid_find_pairs(void* state, const broad_world* world, broad_pairs* out,
                                     carom_broad_stats* stats) {
-    (void)stats;
     grid* g = state;
     g->update++;
     int start = out->count;
@@ -1458,6 +1473,7 @@ static carom_status grid_find_pairs(void* state, const broad_world* world, broad
         }
         reuse = reuse && g->stale_count <= stale_limit;
         status = reuse ? grid_reuse(g, world, out) : grid_rebuild(g, world, out);
+        stats->rebuilt = status == CAROM_OK && !reuse && !g->refilled;
     }
     // The pairs are kept for the next update, when it may reuse them.
     const bool keep = world->moved_count <= grid_stale_limit(world->proxy_count);
