@@ -90,13 +90,12 @@ typedef struct grid {
     // tagged with the value's lowest-cell axes.
     grid_box* boxes;
     int boxes_capacity;
-    // Centre cell: the entries above are sorted for the layout below, so
-    // the next rebuild with that layout may refill them (centre_refill).
-    bool entries_valid;
-    bool refilled;  // the last rebuild refilled them
-    double entries_origin[3];
+    // Centre cell: the entries above are sorted for the layout of this
+    // inv_cell (0: not sorted for any), so the next rebuild with that layout
+    // may refill them (centre_refill). The world is the grid's own, so the
+    // cell decides the rest of the layout.
     double entries_inv_cell;
-    int entries_dims[3];
+    bool refilled;  // the last rebuild refilled them
     // The refill's scratch: a mark per slot (all zero between refills), and
     // the sort scratch of the entries whose key changed (2 words each; they
     // themselves go in tmp_keys and tmp_values).
@@ -234,11 +233,17 @@ static inline void grid_swap(uint32_t** a, int* a_capacity, uint32_t** b, int* b
     *b_capacity = c;
 }
 
-// The running sum of first[from - 1 ..] over the counts in first[from, to),
-// in place; returns the sum of the counts squared (the occupancy).
-static int64_t grid_prefix_counts(int* first, int from, int to) {
+// The entries of each key counted at first[key + up] (first has key_end + 2
+// words, up is 1 or 2), then summed in place: first[key + up] ends as the
+// number of entries with keys up to key. Returns the sum of the counts
+// squared (the occupancy).
+static int64_t grid_count_keys(grid* g, int up) {
+    int n = g->entry_count, end = g->key_end;
+    int* first = g->first;
+    memset(first, 0, (size_t)(end + 2) * sizeof *first);
+    for (int i = 0; i < n; i++) first[g->keys[i] + up]++;
     int64_t square_sum = 0;
-    for (int k = from; k < to; k++) {
+    for (int k = up; k < end + 2; k++) {
         const int64_t c = first[k];
         square_sum += c * c;
         first[k] = (int)c + first[k - 1];
@@ -249,15 +254,11 @@ static int64_t grid_prefix_counts(int* first, int from, int to) {
 // Counting sort by key into the scratch arrays, which then swap in. Stable.
 // Returns the sum over keys of their entry count squared (the occupancy).
 static double grid_counting_sort(grid* g) {
-    int n = g->entry_count, end = g->key_end;
+    int n = g->entry_count;
     int* first = g->first;
     // Counted two places up, summed, then advanced while placing: first[k]
     // ends as the first entry of key k.
-    memset(first, 0, (size_t)(end + 2) * sizeof *first);
-    for (int i = 0; i < n; i++) first[g->keys[i] + 2]++;
-    // One pass over the keys for the occupancy and the running sum (first[1]
-    // is 0).
-    const int64_t square_sum = grid_prefix_counts(first, 2, end + 2);
+    const int64_t square_sum = grid_count_keys(g, 2);
     for (int i = 0; i < n; i++) {
         uint32_t key = g->keys[i], value = g->values[i];
         int at = first[key + 1]++;
@@ -768,32 +769,12 @@ static bool centre_query(const grid* g, const grid_box* q, broad_pairs* out) {
 // automatic cell size is held through small changes for the same reason
 // (grid_rebuild).
 
-static bool centre_same_layout(const grid* g) {
-    return g->entries_valid && g->entries_inv_cell == g->inv_cell &&
-           g->entries_origin[0] == g->origin[0] && g->entries_origin[1] == g->origin[1] &&
-           g->entries_origin[2] == g->origin[2] && g->entries_dims[0] == g->dims[0] &&
-           g->entries_dims[1] == g->dims[1] && g->entries_dims[2] == g->dims[2];
-}
-
-static void centre_keep_layout(grid* g) {
-    g->entries_valid = true;
-    g->entries_inv_cell = g->inv_cell;
-    for (int a = 0; a < 3; a++) {
-        g->entries_origin[a] = g->origin[a];
-        g->entries_dims[a] = g->dims[a];
-    }
-}
-
 // `first` for sorted keys, and the occupancy, as grid_counting_sort leaves
 // them; the counts are read in key order, so the histogram is sequential.
 static void centre_first_of_sorted(grid* g) {
-    int n = g->entry_count, end = g->key_end;
-    int* first = g->first;
-    memset(first, 0, (size_t)(end + 2) * sizeof *first);
-    for (int i = 0; i < n; i++) first[g->keys[i] + 1]++;
-    const int64_t square_sum = grid_prefix_counts(first, 1, end + 2);
+    const int64_t square_sum = grid_count_keys(g, 1);
     g->cell_count = 0;
-    grid_auto_observe(&g->autosize, (double)square_sum, n);
+    grid_auto_observe(&g->autosize, (double)square_sum, g->entry_count);
 }
 
 enum { CENTRE_REFILL_AHEAD = 32 };
@@ -873,8 +854,8 @@ static carom_status centre_refill(grid* g, const broad_world* w) {
                                              sizeof(uint32_t)))
         status = CAROM_ERR_OUT_OF_MEMORY;
     if (status != CAROM_OK) {
-        // The entries are half compacted: none stands (entries_valid is
-        // already false, and the caller drops the last pairs).
+        // The entries are half compacted: none stands (entries_inv_cell is
+        // already 0, and the caller drops the last pairs).
         g->entry_count = 0;
         g->big.count = 0;
         return status;
@@ -909,10 +890,10 @@ static carom_status centre_refill(grid* g, const broad_world* w) {
 // never more than GRID_DENSE_FACTOR words a proxy), otherwise filled anew.
 static carom_status centre_entries(grid* g, const broad_world* w) {
     const bool refill =
-        centre_same_layout(g) &&
+        g->entries_inv_cell == g->inv_cell &&
         (int64_t)g->key_end <= (int64_t)GRID_DENSE_FACTOR * w->proxy_count + 4096 &&
         broad_reserve((void**)&g->first, &g->first_capacity, g->key_end + 2, sizeof(int));
-    g->entries_valid = false;
+    g->entries_inv_cell = 0.0;
     carom_status status = CAROM_OK;
     if (refill) {
         status = centre_refill(g, w);
@@ -921,7 +902,7 @@ static carom_status centre_entries(grid* g, const broad_world* w) {
         if (status == CAROM_OK && (!grid_sort_entries(g) || !centre_gather(g, w)))
             status = CAROM_ERR_OUT_OF_MEMORY;
     }
-    if (status == CAROM_OK) centre_keep_layout(g);
+    if (status == CAROM_OK) g->entries_inv_cell = g->inv_cell;
     g->refilled = refill && status == CAROM_OK;
     return status;
 }
@@ -1332,7 +1313,7 @@ static carom_status grid_rebuild(grid* g, const broad_world* w, broad_pairs* out
         // never below the size its boxes call for. The occupancy may then
         // settle up to GRID_KEEP_CELL^3 (1.42) either side of its target.
         const double last = g->small_limit;
-        if (centre && g->entries_valid && cell < last * GRID_KEEP_CELL &&
+        if (centre && g->entries_inv_cell > 0.0 && cell < last * GRID_KEEP_CELL &&
             cell > last / GRID_KEEP_CELL && last >= broad_grid_auto_cell(&g->sizes, true)) {
             cell = last;
             g->autosize.cell = last;
