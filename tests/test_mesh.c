@@ -106,15 +106,46 @@ static void range_box(const struct carom_mesh_data* d, int first, int count, flo
     }
 }
 
+// A leaf's slab holds every corner of its triangles, closely: its bounds
+// are the corners' least and greatest projections on its normal (computed
+// here in double), padded by no more than a few float roundings of the
+// corners' size; the normal is unit, or (1, 0, 0) where the leaf's
+// normals cancel.
+static void check_slab(const struct carom_mesh_data* d, int first, int count,
+                       const mid_leaf_slab* s) {
+    double length2 = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        assert_true(isfinite(s->normal[k]));
+        length2 += (double)s->normal[k] * s->normal[k];
+    }
+    assert_true(fabs(length2 - 1.0) < 1e-6);
+    double lo = INFINITY, hi = -INFINITY, size = 0.0;
+    for (int p = first; p < first + count; ++p) {
+        vec3s v[3];
+        mid_triangle(d, p, v);
+        for (int c = 0; c < 3; ++c) {
+            double x = (double)s->normal[0] * v[c].x + (double)s->normal[1] * v[c].y +
+                       (double)s->normal[2] * v[c].z;
+            lo = fmin(lo, x);
+            hi = fmax(hi, x);
+            for (int k = 0; k < 3; ++k) size = fmax(size, fabs(v[c].raw[k]));
+        }
+    }
+    assert_true(s->lo <= lo && s->hi >= hi);
+    double loose = 16.0 * FLT_EPSILON * size;
+    assert_true(lo - s->lo <= loose && s->hi - hi <= loose);
+}
+
 // Walks an AABB tree's wide node w: leaves come in tree order (`next` is
 // the first triangle the next leaf must start at), every lane in use is
 // exactly the centre and half extents of the box of the triangles
 // below it, unused lanes are empty, leaves hold 1 to leaf_size triangles
-// and cover every triangle once, and children come after their parents.
+// and cover every triangle once, children come after their parents, and
+// each leaf's slab (counted in slabs_seen) holds its triangles.
 // Gives w's box (the union of its lanes') and the most wide nodes on a path
 // from w down to a leaf.
-static int walk_wide(const struct carom_mesh_data* d, int w, int* seen, int* next, float min[3],
-                     float max[3]) {
+static int walk_wide(const struct carom_mesh_data* d, int w, int* seen, int* slabs_seen, int* next,
+                     float min[3], float max[3]) {
     const mid_wide_node* n = &d->wide_nodes[w];
     assert_true(n->count >= 2 && n->count <= 4);
     for (int k = 0; k < 3; ++k) {
@@ -137,11 +168,15 @@ static int walk_wide(const struct carom_mesh_data* d, int w, int* seen, int* nex
             assert_true(count >= 1 && count <= d->leaf_size);
             assert_int_equal(first, *next);  // lanes in tree order
             *next += count;
+            const mid_leaf_slab* slab = mid_wide_slab(d->leaf_slabs, n, i);
+            assert_true(slab >= d->leaf_slabs && slab < d->leaf_slabs + d->leaf_count);
+            slabs_seen[slab - d->leaf_slabs]++;
+            check_slab(d, first, count, slab);
             range_box(d, first, count, lo, hi);
             for (int p = first; p < first + count; ++p) seen[d->ids[p] & MID_ID_MASK]++;
         } else {
             assert_true(child > w && child < d->wide_count);
-            int below = walk_wide(d, child, seen, next, lo, hi);
+            int below = walk_wide(d, child, seen, slabs_seen, next, lo, hi);
             if (below > levels) levels = below;
         }
         for (int k = 0; k < 3; ++k) {
@@ -174,15 +209,22 @@ static void check_tree(const carom_mesh* m) {
         // the binary depth.
         assert_non_null(d->wide_nodes);
         assert_int_equal(m->node_count, d->wide_count);
-        assert_true(m->tree_bytes == (size_t)d->wide_count * sizeof(mid_wide_node));
+        assert_true(m->tree_bytes == (size_t)d->wide_count * sizeof(mid_wide_node) +
+                                         (size_t)d->leaf_count * sizeof(mid_leaf_slab));
+        // Every leaf has a slab of its own.
+        assert_non_null(d->leaf_slabs);
+        int* slabs_seen = calloc((size_t)d->leaf_count, sizeof(int));
         int next = 0;
-        int levels = walk_wide(d, 0, seen, &next, min, max);
+        int levels = walk_wide(d, 0, seen, slabs_seen, &next, min, max);
+        for (int i = 0; i < d->leaf_count; ++i) assert_int_equal(slabs_seen[i], 1);
+        free(slabs_seen);
         assert_int_equal(next, m->triangle_count);
         assert_int_equal(levels, (m->depth + 1) / 2);
         assert_true(m->depth <= CAROM_MESH_MAX_DEPTH);
     } else {
         // One leaf: no node at all.
         assert_null(d->wide_nodes);
+        check_slab(d, 0, m->triangle_count, &d->root_slab);
         assert_true(m->triangle_count <= d->leaf_size);
         assert_int_equal(m->depth, 0);
         range_box(d, 0, m->triangle_count, min, max);

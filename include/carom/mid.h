@@ -33,8 +33,8 @@ typedef enum carom_tree_kind {
     /// each triangle going to the side holding its centroid (the seed
     /// slides). The mesh keeps it four-wide: a node per binary node two
     /// levels down, holding the boxes of its (up to four) grandchildren,
-    /// 116 bytes; about 20 bytes per triangle with the default leaf size.
-    /// The default.
+    /// 132 bytes, and each leaf's slab along its mean normal (20 bytes);
+    /// about 29 bytes per triangle with the default leaf size. The default.
     CAROM_TREE_AABB = 0,
     /// AABB tree split by a binned surface-area heuristic (16 bins, on the
     /// centroid bounds' longest axis). Same four-wide nodes and queries; kept to
@@ -124,7 +124,7 @@ typedef struct carom_mesh_query_result {
     carom_query_state state; ///< CAROM_DONE or CAROM_INVALID_INPUT
     int found;               ///< results reported (pairs, triangles)
     bool stopped;            ///< the callback returned false
-    int node_tests;          ///< bounding-box tests made
+    int node_tests;          ///< bounding-volume tests made (boxes; leaf slabs)
     /// Triangles (pairs, for mesh against mesh) reached in leaves and
     /// tested, however early the test settled them.
     int triangle_tests;
@@ -202,8 +202,10 @@ typedef bool carom_mesh_pair_fn(void* user, carom_triangle_pair pair);
 /// mesh `b` at `pose_b` (closed triangles: touching counts), each pair once,
 /// in a deterministic order. Both trees are descended together in `a`'s
 /// frame, always unfolding the node with the larger box; node pairs are
-/// culled by the separating-axis test on the boxes' six face normals, leaf
-/// pairs decided by an exact-in-structure triangle–triangle test in float.
+/// culled by the separating-axis test on the boxes' six face normals, two
+/// AABB-tree leaves also along each one's slab (the thin layer of its mean
+/// normal that holds its triangles), and triangle pairs decided by an
+/// exact-in-structure triangle–triangle test in float.
 /// Pass a callback that returns false for the first hit only. Any mix of
 /// tree kinds works. Invalid input gives `CAROM_INVALID_INPUT` and no calls.
 CAROM_API carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose_a,

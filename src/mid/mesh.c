@@ -17,6 +17,7 @@ static void free_data(struct carom_mesh_data* d) {
     carom_free(d->ids);
     carom_free(d->position);
     carom_free(d->wide_nodes);
+    carom_free(d->leaf_slabs);
     carom_free(d->box_nodes);
     carom_free(d);
 }
@@ -142,6 +143,7 @@ carom_status carom_mesh_create(const vec3s* vertices, int vertex_count, const in
     }
     if (status == CAROM_OK) {
         store_triangles(&mesh, indices, b.order);
+        if (mesh.tree != CAROM_TREE_BOXTREE) mid_wide_make_slabs(&mesh);
         mesh.bounds = vertex_bounds(d->vertices, vertex_count);
         mesh.total_bytes = sizeof *d + (nv + 1) * sizeof *d->vertices + nt * (sizeof *d->triangles +
                            sizeof *d->ids + sizeof *d->position) + mesh.tree_bytes;

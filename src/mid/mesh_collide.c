@@ -416,7 +416,14 @@ typedef struct wnode {
     int lane;
     int ref;
     float size;
+    const mid_wide_node* parent;  // the wide node whose lane it is; NULL for a root
 } wnode;
+
+// A leaf's slab (mid_leaf_slab): its lane's in its parent, or a one-leaf
+// tree's own.
+static inline const mid_leaf_slab* wnode_slab(const struct carom_mesh_data* d, const wnode* x) {
+    return x->parent ? mid_wide_slab(d->leaf_slabs, x->parent, x->lane) : &d->root_slab;
+}
 
 static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b);
 
@@ -457,14 +464,66 @@ static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wn
     while (live) {
         int i = __builtin_ctz(live);
         live &= live - 1;
-        wnode child = {&k, i, n->child[i], size[i]};
+        wnode child = {&k, i, n->child[i], size[i], n};
         if (!(x_is_a ? wide_descend(c, &child, y) : wide_descend(c, y, &child))) return false;
     }
     return true;
 }
 
+// A leaf's box lane as vectors: centre and half extents, own frame.
+static inline void wnode_box(const wnode* x, f4* centre, f4* half) {
+    const wide_boxes* k = x->boxes;
+    *centre = f4_make(k->c[0][x->lane], k->c[1][x->lane], k->c[2][x->lane]);
+    *half = f4_make(k->e[0][x->lane], k->e[1][x->lane], k->e[2][x->lane]);
+}
+
+// Where a leaf (slab s with normal n, box centre c and half extents e, one
+// frame) lies along a direction m of that frame. For a point x of it, and
+// any number q,
+//     m . x = q (n . x) + w . x   with w = m - q n,
+// where n . x lies in the slab and w . x within the box's extent along w.
+// With q = m . n, w is short when m is near n: the near-parallel surfaces
+// that boxes cannot part (near-coincident meshes) are parted here.
+static inline void slab_extent(const mid_leaf_slab* s, f4 n, f4 m, f4 c, f4 e, float* lo,
+                               float* hi) {
+    float q = f4_dot(m, n);
+    f4 w = m - lanes4(q) * n;
+    float middle = f4_dot(w, c), reach = f4_dot(f4_abs(w), e);
+    float a = q * s->lo, b = q * s->hi;
+    *lo = carom_minf(a, b) + middle - reach;
+    *hi = carom_maxf(a, b) + middle + reach;
+}
+
+// True when two leaves are apart, by more than the slack, along the normal
+// of one of their slabs (mid_leaf_slab). The slack covers the rounding as
+// it does for the boxes.
+static bool leaf_slabs_apart(const collide_ctx* c, const wnode* a, const wnode* b) {
+    const mid_leaf_slab *sa = wnode_slab(c->a.t.d, a), *sb = wnode_slab(c->b.t.d, b);
+    const f4 na = mid_load3(sa->normal), nb = mid_load3(sb->normal);
+    f4 ca, ea, cb, eb;
+    wnode_box(a, &ca, &ea);
+    wnode_box(b, &cb, &eb);
+    const float slack = c->slack[0];
+    float lo, hi;
+    // x_a = R x_b + t, so na . x_a = (R^T na) . x_b + na . t; a's side maps
+    // a's frame into b's (R^T).
+    f4 m = c->a.col[0] * mid_broadcast(na, 0) + c->a.col[1] * mid_broadcast(na, 1) +
+           c->a.col[2] * mid_broadcast(na, 2);
+    slab_extent(sb, nb, m, cb, eb, &lo, &hi);
+    float offset = f4_dot(na, c->f->trans4);
+    if (lo + offset > sa->hi + slack || hi + offset < sa->lo - slack) return true;
+    // nb . x_b = (R nb) . x_a - (R nb) . t.
+    m = c->b.col[0] * mid_broadcast(nb, 0) + c->b.col[1] * mid_broadcast(nb, 1) +
+        c->b.col[2] * mid_broadcast(nb, 2);
+    slab_extent(sa, na, m, ca, ea, &lo, &hi);
+    offset = f4_dot(m, c->f->trans4);
+    return lo - offset > sb->hi + slack || hi - offset < sb->lo - slack;
+}
+
 static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b) {
     if (a->ref < 0 && b->ref < 0) {
+        ++c->r->node_tests;
+        if (leaf_slabs_apart(c, a, b)) return true;
         return collide_leaves(c, mid_leaf_first(a->ref), mid_leaf_count(a->ref),
                               mid_leaf_first(b->ref), mid_leaf_count(b->ref));
     }
@@ -481,7 +540,7 @@ static wnode wide_root(const hnode* h, wide_boxes* boxes) {
         boxes->c_other[j] = mid_broadcast(h->c_other, j);
         boxes->e_other[j] = mid_broadcast(h->e_other, j);
     }
-    wnode w = {boxes, 0, h->n.leaf ? mid_leaf_ref(h->n.first, h->n.count) : 0, h->size};
+    wnode w = {boxes, 0, h->n.leaf ? mid_leaf_ref(h->n.first, h->n.count) : 0, h->size, NULL};
     return w;
 }
 

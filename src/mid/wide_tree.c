@@ -1,12 +1,52 @@
 // The four-wide nodes of an AABB tree (mid_wide_node): built by collapsing
 // every other level of the binary tree the build makes, and refitted in
 // place, leaves first, to the boxes that collapse would give.
+#include <math.h>
+
 #include "mid/walk.h"
+
+// The slab in float, its bounds padded by a bound on the rounding of the
+// corners' projections: with |normal| at most 1 + 2^-22, each projection
+// is off by at most 3 * 2^-24 * |normal|_1 * M <= 2.7 epsilon * M (M the
+// corners' largest coordinate magnitude), and the padding's own rounding
+// adds less than one more. 4 epsilon * M covers both, so every corner lies
+// within the bounds for the stored normal.
+void mid_leaf_slab_make(const struct carom_mesh_data* d, int first, int count, mid_leaf_slab* s) {
+    f4 corners[3 * MID_MAX_LEAF_SIZE];
+    f4 n = f4_zero(), magnitude = f4_zero();
+    for (int t = 0; t < count; ++t) {
+        f4* v = &corners[3 * t];
+        mid_load_triangle(d, first + t, v);
+        n += f4_cross(v[1] - v[0], v[2] - v[0]);
+        magnitude = f4_max(magnitude, f4_max(f4_abs(v[0]), f4_max(f4_abs(v[1]), f4_abs(v[2]))));
+    }
+    // Scaled to a largest component of 1 first, so that tiny or huge
+    // normals neither underflow nor overflow when squared. Normals that
+    // cancel: any direction gives a valid slab.
+    const float largest = f4_max3(f4_abs(n));
+    if (largest > 0.0f && isfinite(largest)) {
+        n = n / (f4){largest, largest, largest, 1.0f};
+        n = n * (1.0f / sqrtf(f4_dot(n, n)));
+    } else {
+        n = (f4){1.0f, 0.0f, 0.0f, 0.0f};
+    }
+    float lo = INFINITY, hi = -INFINITY;
+    for (int k = 0; k < 3 * count; ++k) {
+        float x = f4_dot(n, corners[k]);
+        lo = carom_minf(lo, x);
+        hi = carom_maxf(hi, x);
+    }
+    const float pad = 4.0f * FLT_EPSILON * f4_max3(magnitude);
+    for (int k = 0; k < 3; ++k) s->normal[k] = n[k];
+    s->lo = lo - pad;
+    s->hi = hi + pad;
+}
 
 typedef struct wide_builder {
     const mid_aabb_node* nodes;
     mid_wide_node* wide;
     int used;
+    int slabs;  // leaf lanes numbered so far
 } wide_builder;
 
 // Lane i of w from the box lo..hi.
@@ -45,10 +85,12 @@ static void collapse(wide_builder* b, int at, int n) {
         w->child[i] = 0;
     }
     w->count = count;
+    for (int i = 0; i < 4; ++i) w->slab[i] = 0;
     for (int i = 0; i < count; ++i) {
         const mid_aabb_node* s = &b->nodes[slot[i]];
         if (s->count > 0) {
             w->child[i] = mid_leaf_ref(s->first, s->count);
+            w->slab[i] = b->slabs++;
         } else {
             int child = b->used++;
             w->child[i] = child;
@@ -60,26 +102,54 @@ static void collapse(wide_builder* b, int at, int n) {
 carom_status mid_wide_build(carom_mesh* mesh, const mid_aabb_node* nodes, int count) {
     struct carom_mesh_data* d = mesh->data;
     d->wide_nodes = NULL;
+    d->leaf_slabs = NULL;
     d->wide_count = 0;
     mesh->node_count = 0;
     mesh->tree_bytes = 0;
     if (count < 3) return CAROM_OK;  // the root is a leaf: nothing to walk
     // Each wide node stands for a distinct binary inner node, of which a
     // binary tree with n nodes has (n - 1) / 2.
-    size_t cap = ((size_t)count - 1) / 2;
+    // binary tree with n nodes has (n - 1) / 2, and (n + 1) / 2 leaves,
+    // each a lane of one wide node.
+    size_t cap = ((size_t)count - 1) / 2, leaves = ((size_t)count + 1) / 2;
     mid_wide_node* wide = carom_alloc(cap * sizeof *wide);
-    if (!wide) return CAROM_ERR_OUT_OF_MEMORY;
-    wide_builder b = {nodes, wide, 1};
+    mid_leaf_slab* slabs = carom_alloc(leaves * sizeof *slabs);
+    if (!wide || !slabs) {
+        carom_free(wide);
+        carom_free(slabs);
+        return CAROM_ERR_OUT_OF_MEMORY;
+    }
+    wide_builder b = {nodes, wide, 1, 0};
     collapse(&b, 0, 0);
     if ((size_t)b.used < cap) {
         mid_wide_node* shrunk = carom_realloc(wide, (size_t)b.used * sizeof *wide);
         if (shrunk) wide = shrunk;  // keeping the larger block is harmless
     }
     d->wide_nodes = wide;
+    d->leaf_slabs = slabs;
     d->wide_count = b.used;
+    d->leaf_count = b.slabs;
     mesh->node_count = b.used;
-    mesh->tree_bytes = (size_t)b.used * sizeof *wide;
+    mesh->tree_bytes = (size_t)b.used * sizeof *wide + (size_t)b.slabs * sizeof *slabs;
     return CAROM_OK;
+}
+
+void mid_wide_make_slabs(carom_mesh* mesh) {
+    struct carom_mesh_data* d = mesh->data;
+    if (!d->wide_nodes) {
+        mid_leaf_slab_make(d, 0, mesh->triangle_count, &d->root_slab);
+        return;
+    }
+    for (int w = 0; w < d->wide_count; ++w) {
+        const mid_wide_node* n = &d->wide_nodes[w];
+        for (int i = 0; i < n->count; ++i) {
+            int32_t child = n->child[i];
+            if (child < 0) {
+                mid_leaf_slab_make(d, mid_leaf_first(child), mid_leaf_count(child),
+                                   &d->leaf_slabs[n->slab[i]]);
+            }
+        }
+    }
 }
 
 // Refits wide node w and everything below it, and gives its box: the
@@ -93,6 +163,8 @@ static void refit(struct carom_mesh_data* d, int w, f4* lo, f4* hi) {
         int32_t child = n->child[i];
         if (child < 0) {
             mid_triangles_box(d, mid_leaf_first(child), mid_leaf_count(child), &l, &h);
+            mid_leaf_slab_make(d, mid_leaf_first(child), mid_leaf_count(child),
+                               &d->leaf_slabs[n->slab[i]]);
         } else {
             refit(d, child, &l, &h);
         }
@@ -109,6 +181,7 @@ void mid_wide_refit(carom_mesh* mesh) {
         refit(d, 0, &lo, &hi);
     } else {
         mid_triangles_box(d, 0, mesh->triangle_count, &lo, &hi);
+        mid_leaf_slab_make(d, 0, mesh->triangle_count, &d->root_slab);
     }
     d->root_min = f4_to(lo);
     d->root_max = f4_to(hi);
