@@ -107,12 +107,12 @@ static void range_box(const struct carom_mesh_data* d, int first, int count, flo
 }
 
 // A leaf's slab holds every corner of its triangles, closely: its bounds
-// are the corners' least and greatest projections on its normal (computed
-// here in double), padded by no more than a few float roundings of the
-// corners' size; the normal is unit, or (1, 0, 0) where the leaf's
-// normals cancel.
+// are the least and greatest projections on its normal of the corners'
+// offsets from `centre` (computed here in double), padded by no more than
+// a few float roundings of the offsets; the normal is unit, or (1, 0, 0)
+// where the leaf's normals cancel.
 static void check_slab(const struct carom_mesh_data* d, int first, int count,
-                       const mid_leaf_slab* s) {
+                       const mid_leaf_slab* s, const float centre[3]) {
     double length2 = 0.0;
     for (int k = 0; k < 3; ++k) {
         assert_true(isfinite(s->normal[k]));
@@ -124,15 +124,18 @@ static void check_slab(const struct carom_mesh_data* d, int first, int count,
         vec3s v[3];
         mid_triangle(d, p, v);
         for (int c = 0; c < 3; ++c) {
-            double x = (double)s->normal[0] * v[c].x + (double)s->normal[1] * v[c].y +
-                       (double)s->normal[2] * v[c].z;
+            double x = 0.0;
+            for (int k = 0; k < 3; ++k) {
+                double offset = (double)v[c].raw[k] - centre[k];
+                x += (double)s->normal[k] * offset;
+                size = fmax(size, fabs(offset));
+            }
             lo = fmin(lo, x);
             hi = fmax(hi, x);
-            for (int k = 0; k < 3; ++k) size = fmax(size, fabs(v[c].raw[k]));
         }
     }
     assert_true(s->lo <= lo && s->hi >= hi);
-    double loose = 16.0 * FLT_EPSILON * size;
+    double loose = 24.0 * FLT_EPSILON * size;
     assert_true(lo - s->lo <= loose && s->hi - hi <= loose);
 }
 
@@ -171,7 +174,8 @@ static int walk_wide(const struct carom_mesh_data* d, int w, int* seen, int* sla
             const mid_leaf_slab* slab = mid_wide_slab(d->leaf_slabs, n, i);
             assert_true(slab >= d->leaf_slabs && slab < d->leaf_slabs + d->leaf_count);
             slabs_seen[slab - d->leaf_slabs]++;
-            check_slab(d, first, count, slab);
+            const float centre[3] = {n->center[0][i], n->center[1][i], n->center[2][i]};
+            check_slab(d, first, count, slab, centre);
             range_box(d, first, count, lo, hi);
             for (int p = first; p < first + count; ++p) seen[d->ids[p] & MID_ID_MASK]++;
         } else {
@@ -224,7 +228,10 @@ static void check_tree(const carom_mesh* m) {
     } else {
         // One leaf: no node at all.
         assert_null(d->wide_nodes);
-        check_slab(d, 0, m->triangle_count, &d->root_slab);
+        const float centre[3] = {(d->root_min.x + d->root_max.x) * 0.5f,
+                                 (d->root_min.y + d->root_max.y) * 0.5f,
+                                 (d->root_min.z + d->root_max.z) * 0.5f};
+        check_slab(d, 0, m->triangle_count, &d->root_slab, centre);
         assert_true(m->triangle_count <= d->leaf_size);
         assert_int_equal(m->depth, 0);
         range_box(d, 0, m->triangle_count, min, max);

@@ -369,6 +369,54 @@ static void test_collide_soups(void** state) {
     }
 }
 
+// AABB trees of every leaf size against each other: the leaf pairs go
+// through groups of four boxes (one or two groups a leaf up to eight
+// triangles), the pair loop beyond, and the leaf slabs at every size; each
+// pair of sizes gives brute force's set.
+static void test_collide_leaf_sizes(void** state) {
+    (void)state;
+    ref_rng rng = {4321};
+    const int sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 16};
+    const int n = (int)(sizeof sizes / sizeof sizes[0]);
+    for (int trial = 0; trial < 2; ++trial) {
+        mesh_data da = make_soup(300, 2.0, 0.4, 500 + trial);
+        mesh_data db = make_soup(250, 2.0, 0.4, 600 + trial);
+        carom_xform pa = random_pose(&rng, 0.5f), pb = random_pose(&rng, 0.5f);
+        carom_mesh ma[9], mb[9];
+        for (int i = 0; i < n; ++i) {
+            carom_mesh_desc desc = {CAROM_TREE_AABB, sizes[i]};
+            assert_int_equal(carom_mesh_create((const vec3s*)da.vertices, da.vertex_count,
+                                               &da.triangles[0][0], da.triangle_count, &desc,
+                                               &ma[i]),
+                             CAROM_OK);
+            assert_int_equal(carom_mesh_create((const vec3s*)db.vertices, db.vertex_count,
+                                               &db.triangles[0][0], db.triangle_count, &desc,
+                                               &mb[i]),
+                             CAROM_OK);
+        }
+        pair_set truth = brute_force_pairs(&da, &ma[0], pa, &db, &mb[0], pb);
+        assert_true(truth.n >= 20);
+        for (int i = 0; i < n; ++i) {
+            for (int j = 0; j < n; ++j) {
+                pair_set got = {0};
+                carom_mesh_query_result r =
+                    carom_mesh_collide(&ma[i], pa, &mb[j], pb, collect_pair, &got);
+                assert_int_equal(r.found, got.n);
+                sort_pairs(&got);
+                assert_same_pairs(&got, &truth);
+                free(got.p);
+            }
+        }
+        free(truth.p);
+        for (int i = 0; i < n; ++i) {
+            carom_mesh_destroy(&ma[i]);
+            carom_mesh_destroy(&mb[i]);
+        }
+        mesh_free(&da);
+        mesh_free(&db);
+    }
+}
+
 // Slivers: the leaf test's plane and segment culls must allow for the
 // rounding of normals far shorter than the edges squared.
 static void test_collide_slivers(void** state) {
@@ -1181,6 +1229,7 @@ int main(void) {
         cmocka_unit_test(test_collide_crossing_segments),
         cmocka_unit_test(test_collide_coplanar_at_every_scale),
         cmocka_unit_test(test_collide_soups),
+        cmocka_unit_test(test_collide_leaf_sizes),
         cmocka_unit_test(test_collide_slivers),
         cmocka_unit_test(test_collide_sliver_planes),
         cmocka_unit_test(test_collide_real_meshes),

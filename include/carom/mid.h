@@ -34,7 +34,7 @@ typedef enum carom_tree_kind {
     /// slides). The mesh keeps it four-wide: a node per binary node two
     /// levels down, holding the boxes of its (up to four) grandchildren,
     /// 132 bytes, and each leaf's slab along its mean normal (20 bytes);
-    /// about 29 bytes per triangle with the default leaf size. The default.
+    /// about 16 bytes per triangle with the default leaf size. The default.
     CAROM_TREE_AABB = 0,
     /// AABB tree split by a binned surface-area heuristic (16 bins, on the
     /// centroid bounds' longest axis). Same four-wide nodes and queries; kept to
@@ -59,7 +59,7 @@ typedef struct carom_mesh_desc {
 } carom_mesh_desc;
 
 /// Default triangles per AABB-tree leaf.
-#define CAROM_MESH_DEFAULT_LEAF_SIZE 4
+#define CAROM_MESH_DEFAULT_LEAF_SIZE 8
 
 /// A triangle mesh and its tree. Create with `carom_mesh_create`, free with
 /// `carom_mesh_destroy`. The fields are read-only for the caller.

@@ -217,7 +217,8 @@ static inline bool child_overlaps(const side* ks, hnode* k, const hnode* o, f4 s
 }
 
 // The boxes of up to four triangles of one leaf of b, lane by lane (an
-// unused lane empty), so that a triangle of a meets all four in one test.
+// unused lane empty), so that a triangle of a meets all four in one test;
+// a leaf of five to eight has two such groups.
 typedef struct leaf_boxes {
     f4 lo[3], hi[3];  // [axis], triangle by lane
 } leaf_boxes;
@@ -288,9 +289,10 @@ static inline void transpose3(f4 t0, f4 t1, f4 t2, f4 t3, f4 out[3]) {
     out[2] = __builtin_shufflevector(hi01, hi23, 0, 1, 4, 5);
 }
 
-// b's leaf of `count` <= 4 triangles from tree position p, its boxes lane
-// by lane, kept in a small direct-mapped cache by p (a leaf's first
-// position names it).
+// Up to four (`count`) triangles of one of b's leaves from tree position
+// p, their boxes lane by lane, kept in a small direct-mapped cache by p (a
+// leaf's first position names its first group, and its fifth triangle's
+// its second: no other leaf starts there).
 static inline const leaf_boxes* b_leaf_boxes(collide_ctx* c, int p, int count) {
     unsigned slot = ((unsigned)p * 0x9E3779B1u) >> (32 - MID_BOXES_CACHE_BITS);
     leaf_boxes* g = &c->b_boxes[slot];
@@ -334,23 +336,29 @@ static inline bool report_pair(collide_ctx* c, int pa, int pb) {
 static inline bool collide_leaves(collide_ctx* c, int first_a, int count_a, int first_b,
                                   int count_b) {
     c->r->triangle_tests += count_a * count_b;
-    if (count_a <= 4 && count_b <= 4 && count_b > 1) {
+    if (count_a <= 8 && count_b <= 8 && count_b > 1) {
         // The usual leaves: every box test first, into one bit per pair
-        // (bit 4 i + j for a's i-th triangle and b's j-th), so that the
+        // (bit 8 i + j for a's i-th triangle and b's j-th), so that the
         // loops and the box test, whose outcome is hard to predict, branch
-        // once per leaf pair rather than once per triangle pair. (A
-        // boxtree's one-triangle leaves gain nothing from it.)
-        const leaf_boxes* g = b_leaf_boxes(c, first_b, count_b);
-        const leaf_triangle* ta[4];
-        unsigned meets = 0;
+        // once per leaf pair rather than once per triangle pair. b's
+        // boxes come in groups of four: a leaf of more than four has a
+        // second group from its fifth triangle, whose position no other
+        // leaf starts at. (A boxtree's one-triangle leaves gain nothing
+        // from it.)
+        const leaf_boxes* g0 = b_leaf_boxes(c, first_b, count_b < 4 ? count_b : 4);
+        const leaf_boxes* g1 = count_b > 4 ? b_leaf_boxes(c, first_b + 4, count_b - 4) : NULL;
+        const leaf_triangle* ta[8];
+        uint64_t meets = 0;
         for (int i = 0; i < count_a; ++i) {
             ta[i] = a_triangle(c, first_a + i);
-            meets |= boxes_meeting(ta[i], g) << (4 * i);
+            uint64_t row = boxes_meeting(ta[i], g0);
+            if (g1) row |= (uint64_t)boxes_meeting(ta[i], g1) << 4;
+            meets |= row << (8 * i);
         }
         while (meets) {
-            int bit = __builtin_ctz(meets);
+            int bit = __builtin_ctzll(meets);
             meets &= meets - 1;
-            int i = bit >> 2, j = bit & 3;
+            int i = bit >> 3, j = bit & 7;
             if (leaf_triangles_meet_boxed(ta[i], b_triangle(c, first_b + j), c->f->slack) &&
                 !report_pair(c, first_a + i, first_b + j))
                 return false;
@@ -470,54 +478,47 @@ static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wn
     return true;
 }
 
-// A leaf's box lane as vectors: centre and half extents, own frame.
-static inline void wnode_box(const wnode* x, f4* centre, f4* half) {
-    const wide_boxes* k = x->boxes;
-    *centre = f4_make(k->c[0][x->lane], k->c[1][x->lane], k->c[2][x->lane]);
-    *half = f4_make(k->e[0][x->lane], k->e[1][x->lane], k->e[2][x->lane]);
-}
-
-// Where a leaf (slab s with normal n, box centre c and half extents e, one
-// frame) lies along a direction m of that frame. For a point x of it, and
-// any number q,
-//     m . x = q (n . x) + w . x   with w = m - q n,
-// where n . x lies in the slab and w . x within the box's extent along w.
-// With q = m . n, w is short when m is near n: the near-parallel surfaces
-// that boxes cannot part (near-coincident meshes) are parted here.
-static inline void slab_extent(const mid_leaf_slab* s, f4 n, f4 m, f4 c, f4 e, float* lo,
-                               float* hi) {
-    float q = f4_dot(m, n);
-    f4 w = m - lanes4(q) * n;
-    float middle = f4_dot(w, c), reach = f4_dot(f4_abs(w), e);
-    float a = q * s->lo, b = q * s->hi;
-    *lo = carom_minf(a, b) + middle - reach;
-    *hi = carom_maxf(a, b) + middle + reach;
+// Lane `lane` of three rows (x, y, z) as a vector.
+static inline f4 lane_of(const f4 rows[3], int lane) {
+    return f4_make(rows[0][lane], rows[1][lane], rows[2][lane]);
 }
 
 // True when two leaves are apart, by more than the slack, along the normal
-// of one of their slabs (mid_leaf_slab). The slack covers the rounding as
-// it does for the boxes.
+// of one of their slabs (mid_leaf_slab). A leaf is bounded by its slab and
+// its box together: for a point c + d of it (c its box's centre) and a
+// direction m of its frame, and any number q,
+//     m . d = q (n . d) + w . d   with w = m - q n,
+// where n . d lies in the slab and w . d within the box's extent along w.
+// With q = m . n, w is short when m is near n: the near-parallel surfaces
+// that boxes cannot part (near-coincident meshes) are parted here. Both
+// directions share q = na . (R nb), and both centres' offsets come from
+// one difference of centres, in a's frame. The slack covers the rounding
+// as it does for the boxes.
 static bool leaf_slabs_apart(const collide_ctx* c, const wnode* a, const wnode* b) {
     const mid_leaf_slab *sa = wnode_slab(c->a.t.d, a), *sb = wnode_slab(c->b.t.d, b);
     const f4 na = mid_load3(sa->normal), nb = mid_load3(sb->normal);
-    f4 ca, ea, cb, eb;
-    wnode_box(a, &ca, &ea);
-    wnode_box(b, &cb, &eb);
+    // b's normal in a's frame (R nb), a's in b's (R^T na): each side's
+    // columns map its frame into the other's.
+    const f4 nb_in_a = c->b.col[0] * mid_broadcast(nb, 0) + c->b.col[1] * mid_broadcast(nb, 1) +
+                       c->b.col[2] * mid_broadcast(nb, 2);
+    const f4 na_in_b = c->a.col[0] * mid_broadcast(na, 0) + c->a.col[1] * mid_broadcast(na, 1) +
+                       c->a.col[2] * mid_broadcast(na, 2);
+    const float q = f4_dot(na, nb_in_a);
+    // Beyond its slab, how far each leaf reaches along the other's normal.
+    const float reach_a = f4_dot(f4_abs(nb_in_a - lanes4(q) * na), lane_of(a->boxes->e, a->lane));
+    const float reach_b = f4_dot(f4_abs(na_in_b - lanes4(q) * nb), lane_of(b->boxes->e, b->lane));
+    // b's centre from a's, in a's frame.
+    const f4 between = lane_of(b->boxes->c_other, b->lane) - lane_of(a->boxes->c, a->lane);
+    const float along_a = f4_dot(na, between), along_b = -f4_dot(nb_in_a, between);
+    // b along a's normal, from a's centre; a along b's, from b's.
+    const float b0 = q * sb->lo, b1 = q * sb->hi, a0 = q * sa->lo, a1 = q * sa->hi;
     const float slack = c->slack[0];
-    float lo, hi;
-    // x_a = R x_b + t, so na . x_a = (R^T na) . x_b + na . t; a's side maps
-    // a's frame into b's (R^T).
-    f4 m = c->a.col[0] * mid_broadcast(na, 0) + c->a.col[1] * mid_broadcast(na, 1) +
-           c->a.col[2] * mid_broadcast(na, 2);
-    slab_extent(sb, nb, m, cb, eb, &lo, &hi);
-    float offset = f4_dot(na, c->f->trans4);
-    if (lo + offset > sa->hi + slack || hi + offset < sa->lo - slack) return true;
-    // nb . x_b = (R nb) . x_a - (R nb) . t.
-    m = c->b.col[0] * mid_broadcast(nb, 0) + c->b.col[1] * mid_broadcast(nb, 1) +
-        c->b.col[2] * mid_broadcast(nb, 2);
-    slab_extent(sa, na, m, ca, ea, &lo, &hi);
-    offset = f4_dot(m, c->f->trans4);
-    return lo - offset > sb->hi + slack || hi - offset < sb->lo - slack;
+    // Each test's two sides at once, without a branch between them.
+    if ((int)(carom_minf(b0, b1) + along_a - reach_b > sa->hi + slack) |
+        (int)(carom_maxf(b0, b1) + along_a + reach_b < sa->lo - slack))
+        return true;
+    return (int)(carom_minf(a0, a1) + along_b - reach_a > sb->hi + slack) |
+           (int)(carom_maxf(a0, a1) + along_b + reach_a < sb->lo - slack);
 }
 
 static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b) {

@@ -25,8 +25,9 @@ typedef struct mid_aabb_node {
     int32_t count;
 } mid_aabb_node;
 
-// A leaf's slab: every point of its triangles x (own frame) has lo <=
-// normal . x <= hi. The normal is the leaf's area-weighted mean triangle
+// A leaf's slab: every point x of its triangles (own frame) has lo <=
+// normal . (x - c) <= hi, c the centre of the leaf's box as its lane holds
+// it (mid_wide_node; a one-leaf tree's root box). The normal is the leaf's area-weighted mean triangle
 // normal (unit, or (1, 0, 0) when the normals cancel), so for the small,
 // nearly flat patch of surface a leaf holds, the slab is far thinner than
 // its box. Of the leaf pairs whose boxes meet in a mesh-against-mesh

@@ -5,20 +5,24 @@
 
 #include "mid/walk.h"
 
-// The slab in float, its bounds padded by a bound on the rounding of the
-// corners' projections: with |normal| at most 1 + 2^-22, each projection
-// is off by at most 3 * 2^-24 * |normal|_1 * M <= 2.7 epsilon * M (M the
-// corners' largest coordinate magnitude), and the padding's own rounding
-// adds less than one more. 4 epsilon * M covers both, so every corner lies
-// within the bounds for the stored normal.
+// The slab in float, from the centre of the triangles' box as its lane
+// holds it ((lo + hi) * 0.5f), its bounds padded by a bound on the
+// rounding: with |normal| at most 1 + 2^-22 and M the corners' largest
+// offset from the centre on any axis, each offset is off by at most
+// 2^-24 M per axis and its projection by at most 3 * 2^-24 * |normal|_1 *
+// M, 3.5 epsilon * M in all; the padding's own rounding adds less than one
+// more. 8 epsilon * M covers them, so every corner lies within the bounds
+// for the stored normal.
 void mid_leaf_slab_make(const struct carom_mesh_data* d, int first, int count, mid_leaf_slab* s) {
     f4 corners[3 * MID_MAX_LEAF_SIZE];
-    f4 n = f4_zero(), magnitude = f4_zero();
+    f4 n = f4_zero(), lo = f4_zero(), hi = f4_zero();
     for (int t = 0; t < count; ++t) {
         f4* v = &corners[3 * t];
         mid_load_triangle(d, first + t, v);
         n += f4_cross(v[1] - v[0], v[2] - v[0]);
-        magnitude = f4_max(magnitude, f4_max(f4_abs(v[0]), f4_max(f4_abs(v[1]), f4_abs(v[2]))));
+        f4 tri_lo = f4_min(v[0], f4_min(v[1], v[2])), tri_hi = f4_max(v[0], f4_max(v[1], v[2]));
+        lo = t ? f4_min(lo, tri_lo) : tri_lo;
+        hi = t ? f4_max(hi, tri_hi) : tri_hi;
     }
     // Scaled to a largest component of 1 first, so that tiny or huge
     // normals neither underflow nor overflow when squared. Normals that
@@ -30,16 +34,20 @@ void mid_leaf_slab_make(const struct carom_mesh_data* d, int first, int count, m
     } else {
         n = (f4){1.0f, 0.0f, 0.0f, 0.0f};
     }
-    float lo = INFINITY, hi = -INFINITY;
+    const f4 centre = (lo + hi) * 0.5f;
+    float low = INFINITY, high = -INFINITY;
+    f4 offset = f4_zero();
     for (int k = 0; k < 3 * count; ++k) {
-        float x = f4_dot(n, corners[k]);
-        lo = carom_minf(lo, x);
-        hi = carom_maxf(hi, x);
+        f4 from_centre = corners[k] - centre;
+        offset = f4_max(offset, f4_abs(from_centre));
+        float x = f4_dot(n, from_centre);
+        low = carom_minf(low, x);
+        high = carom_maxf(high, x);
     }
-    const float pad = 4.0f * FLT_EPSILON * f4_max3(magnitude);
+    const float pad = 8.0f * FLT_EPSILON * f4_max3(offset);
     for (int k = 0; k < 3; ++k) s->normal[k] = n[k];
-    s->lo = lo - pad;
-    s->hi = hi + pad;
+    s->lo = low - pad;
+    s->hi = high + pad;
 }
 
 typedef struct wide_builder {
