@@ -45,6 +45,7 @@ static bool cast_init(const carom_mesh* mesh, carom_xform pose, const carom_shap
     c->sweep.grow = f4_from(v3_add(half, v3(slack, slack, slack)));
     c->sweep.inv_dir =
         f4_make(1.0f / c->translation.x, 1.0f / c->translation.y, 1.0f / c->translation.z);
+    c->sweep.dir = f4_from(c->translation);
     return isfinite(slack);
 }
 

@@ -245,7 +245,7 @@ carom_mesh_hit carom_mesh_raycast(const carom_mesh* mesh, carom_xform pose, caro
     if (q.dir.x == 0.0f && q.dir.y == 0.0f && q.dir.z == 0.0f) return none;
     ray_walk best = {mesh->data, &q, mode == CAROM_RAY_ANY, 0x7fffffff, -1};
     mid_tree tree = mid_tree_of(mesh);
-    mid_sweep sweep = {q.origin4, q.inv_dir4, q.slack4};
+    mid_sweep sweep = {q.origin4, q.inv_dir4, q.slack4, f4_from(q.dir)};
     float best_t = 1.0f;
     mid_sweep_walk(&tree, &sweep, &best_t, ray_leaf, &best);
     return make_hit(&q, ray, &best, best_t);

@@ -40,10 +40,28 @@ static void walk_boxes(const mid_tree* t, const mid_sweep* s, float* limit,
     }
 }
 
+// Whether the sweep, inside leaf lane i of n from `near` to `far`, meets
+// the leaf's slab (mid_leaf_slab) grown by the sweep's `grow`: a sweep
+// that misses it misses the leaf's triangles. Where a leaf's box is much
+// larger than the patch of surface it holds (a tilted patch), most sweeps
+// through the box pass by the slab. The growth is at least the sweep's
+// slack along any normal, which covers the rounding of the projections.
+static inline bool meets_slab(const mid_tree* t, const mid_wide_node* n, int i,
+                              const mid_sweep* s, float near, float far) {
+    const mid_leaf_slab* slab = mid_wide_slab(t->d->leaf_slabs, n, i);
+    const f4 normal = mid_load3(slab->normal);
+    const f4 centre = f4_make(n->center[0][i], n->center[1][i], n->center[2][i]);
+    const float reach = f4_dot(f4_abs(normal), s->grow);
+    const float from = f4_dot(normal, s->origin - centre), rate = f4_dot(normal, s->dir);
+    const float p0 = from + near * rate, p1 = from + far * rate;
+    return carom_maxf(p0, p1) >= slab->lo - reach && carom_minf(p0, p1) <= slab->hi + reach;
+}
+
 // On an AABB tree, a step enters four boxes at once: the slab test lane by
 // lane, then the boxes entered by `*limit` pushed farthest first. Boxes are
 // centre and half extents, as the nodes keep them; `grow` (the sweep's
-// slack or the shape's half extents) covers their rounding. The stack
+// slack or the shape's half extents) covers their rounding. A leaf is
+// entered only if the sweep meets its slab within its box. The stack
 // holds up to three pending boxes per wide level plus one.
 static void walk_wide(const mid_tree* t, const mid_sweep* s, float* limit,
                       mid_sweep_leaf_fn* leaf, void* ctx) {
@@ -90,6 +108,10 @@ static void walk_wide(const mid_tree* t, const mid_sweep* s, float* limit,
         static const i4 lanes[5] = {{0, 0, 0, 0}, {-1, 0, 0, 0}, {-1, -1, 0, 0}, {-1, -1, -1, 0},
                                     {-1, -1, -1, -1}};
         unsigned hit = (unsigned)i4_mask4((near <= far) & lanes[n->count]);
+        for (unsigned m = hit; m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            if (n->child[i] < 0 && !meets_slab(t, n, i, s, near[i], far[i])) hit &= ~(1u << i);
+        }
         // Farthest first onto the stack, so the nearest is walked next.
         while (hit) {
             int best = __builtin_ctz(hit);

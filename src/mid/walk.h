@@ -17,23 +17,6 @@
 // precision (x87) would break it too.
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
 #error "carom's mid phase needs float arithmetic evaluated in float (FLT_EVAL_METHOD 0)"
-// A segment origin + t * dir, t in [0, 1], fattened by `grow` on every axis
-// (a ray's slack, or a cast shape's half extents), to walk a tree with.
-typedef struct mid_sweep {
-    f4 origin, inv_dir, grow;  // inv_dir = 1 / dir, see mid_slab_enter
-} mid_sweep;
-
-// Called for each leaf the sweep reaches. `limit` is the least t that can
-// still matter (the best hit so far); the callback lowers it as it finds
-// hits, and returns true to end the walk.
-typedef bool mid_sweep_leaf_fn(void* ctx, const mid_walk_node* leaf, float* limit);
-
-// Walks the tree nearest node first, skipping every node the sweep enters
-// after `*limit` (nodes entered exactly at it are visited, so ties can be
-// broken by the callback). The stack is bounded by the depth cap.
-void mid_sweep_walk(const mid_tree* t, const mid_sweep* s, float* limit, mid_sweep_leaf_fn* leaf,
-                    void* ctx);
-
 #endif
 
 static const i4 MID_LANES3 = {-1, -1, -1, 0};
@@ -171,6 +154,7 @@ static inline void mid_walk_children(const mid_tree* t, const mid_walk_node* h, 
 // (a ray's slack, or a cast shape's half extents), to walk a tree with.
 typedef struct mid_sweep {
     f4 origin, inv_dir, grow;  // inv_dir = 1 / dir, see mid_slab_enter
+    f4 dir;
 } mid_sweep;
 
 // Called for each leaf the sweep reaches. `limit` is the least t that can
