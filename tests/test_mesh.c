@@ -391,6 +391,47 @@ static void test_degenerate_triangles(void** state) {
     }
 }
 
+// Leaves whose normals cancel: a double-sided soup (each triangle twice,
+// the second wound the other way) and a mesh of zero-area triangles only,
+// which gives every leaf the fallback normal (1, 0, 0). Every slab must
+// still hold its leaf (check_tree), at every leaf size.
+static void test_slabs_where_normals_cancel(void** state) {
+    (void)state;
+    soup so = make_soup(200, 3.0f, 0.5f, 77);
+    vec3s* v = malloc(sizeof(vec3s) * 3 * (size_t)so.n);
+    int* idx = malloc(sizeof(int) * 6 * (size_t)so.n);
+    memcpy(v, so.v, sizeof(vec3s) * 3 * (size_t)so.n);
+    for (int t = 0; t < so.n; ++t) {
+        int* a = &idx[6 * t];
+        a[0] = so.idx[3 * t], a[1] = so.idx[3 * t + 1], a[2] = so.idx[3 * t + 2];
+        a[3] = so.idx[3 * t], a[4] = so.idx[3 * t + 2], a[5] = so.idx[3 * t + 1];
+    }
+    for (int leaf = 2; leaf <= 16; leaf *= 2) {
+        carom_mesh_desc desc = {CAROM_TREE_AABB, leaf};
+        carom_mesh m;
+        assert_int_equal(carom_mesh_create(v, 3 * so.n, idx, 2 * so.n, &desc, &m), CAROM_OK);
+        check_tree(&m);
+        carom_mesh_destroy(&m);
+    }
+    // Collinear corners: every triangle has zero area.
+    for (int i = 0; i < 3 * so.n; ++i) v[i] = (vec3s){{(float)i * 0.01f, (float)i * 0.02f, 0.5f}};
+    carom_mesh_desc desc = {CAROM_TREE_AABB, 4};
+    carom_mesh m;
+    assert_int_equal(carom_mesh_create(v, 3 * so.n, idx, 2 * so.n, &desc, &m), CAROM_OK);
+    assert_int_equal(m.degenerate_count, 2 * so.n);
+    check_tree(&m);
+    const struct carom_mesh_data* d = m.data;
+    assert_true(d->leaf_count > 1);
+    for (int i = 0; i < d->leaf_count; ++i) {
+        assert_true(d->leaf_slabs[i].normal[0] == 1.0f && d->leaf_slabs[i].normal[1] == 0.0f &&
+                    d->leaf_slabs[i].normal[2] == 0.0f);
+    }
+    carom_mesh_destroy(&m);
+    free(v);
+    free(idx);
+    free_soup(&so);
+}
+
 // Refit keeps the topology but every box must bound its triangles again.
 static void test_refit_bounds_moved_vertices(void** state) {
     (void)state;
@@ -474,6 +515,7 @@ int main(void) {
         cmocka_unit_test(test_depth_is_bounded),
         cmocka_unit_test(test_invalid_arguments),
         cmocka_unit_test(test_degenerate_triangles),
+        cmocka_unit_test(test_slabs_where_normals_cancel),
         cmocka_unit_test(test_refit_bounds_moved_vertices),
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_real_meshes),

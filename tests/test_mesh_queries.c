@@ -415,6 +415,26 @@ static void test_collide_leaf_sizes(void** state) {
         mesh_free(&da);
         mesh_free(&db);
     }
+    // Double-sided soups (each triangle twice, wound both ways): leaves
+    // whose normals cancel, so their slabs lean on their boxes alone.
+    mesh_data da = make_soup(200, 2.0, 0.4, 700), db = make_soup(200, 2.0, 0.4, 800);
+    mesh_data* two[2] = {&da, &db};
+    for (int m = 0; m < 2; ++m) {
+        mesh_data* md = two[m];
+        int (*twice)[3] = malloc(sizeof(int[3]) * 2 * (size_t)md->triangle_count);
+        for (int t = 0; t < md->triangle_count; ++t) {
+            int* tri = md->triangles[t];
+            twice[2 * t][0] = tri[0], twice[2 * t][1] = tri[1], twice[2 * t][2] = tri[2];
+            twice[2 * t + 1][0] = tri[0], twice[2 * t + 1][1] = tri[2], twice[2 * t + 1][2] = tri[1];
+        }
+        free(md->triangles);
+        md->triangles = twice;
+        md->triangle_count *= 2;
+    }
+    carom_xform pa = random_pose(&rng, 0.5f), pb = random_pose(&rng, 0.5f);
+    check_collide(&da, &db, pa, pb, 20, false, true);
+    mesh_free(&da);
+    mesh_free(&db);
 }
 
 // Slivers: the leaf test's plane and segment culls must allow for the

@@ -75,7 +75,7 @@ typedef struct carom_mesh {
     /// leaf), the boxtree's inner nodes.
     int node_count;
     int depth;          ///< deepest leaf of the binary splits, at most CAROM_MESH_MAX_DEPTH
-    size_t tree_bytes;  ///< memory of the tree nodes alone
+    size_t tree_bytes;  ///< memory of the tree alone (nodes, and an AABB tree's leaf slabs)
     size_t total_bytes; ///< everything the mesh owns
     carom_aabb bounds;  ///< box of all vertices, local frame
     struct carom_mesh_data* data; ///< private

@@ -225,6 +225,11 @@ typedef struct leaf_boxes {
 
 #define MID_LEAF_CACHE 64
 #define MID_BOXES_CACHE_BITS 5
+// A leaf's two groups of boxes (positions p and p + 4) never share a slot,
+// so the first stays valid while the second is fetched: 4 * 0x9E3779B1
+// is 0.47 of 2^32, which moves the slot by 0.47 of the table, give or take
+// one, never by a whole table when it has four slots or more.
+_Static_assert(MID_BOXES_CACHE_BITS >= 2, "a leaf's two box groups take distinct slots");
 
 typedef struct collide_ctx {
     side a, b;
@@ -237,7 +242,9 @@ typedef struct collide_ctx {
     int b_tag[MID_LEAF_CACHE];
     leaf_triangle a_cache[MID_LEAF_CACHE];
     leaf_triangle b_cache[MID_LEAF_CACHE];
-    int b_boxes_tag[1 << MID_BOXES_CACHE_BITS];  // first tree position of each leaf held
+    // Tree position of the first triangle of each group of b's boxes held:
+    // a leaf's first, or its fifth for a leaf of more than four.
+    int b_boxes_tag[1 << MID_BOXES_CACHE_BITS];
     leaf_boxes b_boxes[1 << MID_BOXES_CACHE_BITS];
 } collide_ctx;
 

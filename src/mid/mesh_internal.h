@@ -27,13 +27,14 @@ typedef struct mid_aabb_node {
 
 // A leaf's slab: every point x of its triangles (own frame) has lo <=
 // normal . (x - c) <= hi, c the centre of the leaf's box as its lane holds
-// it (mid_wide_node; a one-leaf tree's root box). The normal is the leaf's area-weighted mean triangle
-// normal (unit, or (1, 0, 0) when the normals cancel), so for the small,
-// nearly flat patch of surface a leaf holds, the slab is far thinner than
-// its box. Of the leaf pairs whose boxes meet in a mesh-against-mesh
-// query, one slab or the other parts 47-60% (bunny poses), before any
-// triangle is loaded (mesh_collide.c). Any normal gives a valid slab; a
-// good one gives a thin slab.
+// it (mid_wide_node; a one-leaf tree's root box). The normal is the
+// leaf's area-weighted mean triangle normal (unit, or (1, 0, 0) when the
+// normals cancel), so for the small, nearly flat patch of surface a leaf
+// holds, the slab is far thinner than its box. Of the leaf pairs whose
+// boxes meet in a mesh-against-mesh query, one slab or the other parts
+// about half (bunny poses, four triangles a leaf), before any triangle is
+// loaded (mesh_collide.c). Any normal gives a valid slab; a good one
+// gives a thin slab.
 typedef struct mid_leaf_slab {
     float normal[3];
     float lo, hi;
@@ -113,8 +114,9 @@ struct carom_mesh_data {
     int32_t* ids;            // tree order -> caller's index, | MID_DEGENERATE_BIT
     int32_t* position;       // caller's index -> tree order
     mid_wide_node* wide_nodes;  // NULL for a boxtree or a one-leaf tree
-    // The slab of every leaf, each named by its lane (mid_wide_node.slab);
-    // a one-leaf tree's is root_slab.
+    // The slab of every leaf of the wide nodes, each named by its lane
+    // (mid_wide_node.slab), leaf_count of them; a one-leaf tree has none
+    // here (its slab is root_slab).
     mid_leaf_slab* leaf_slabs;
     int leaf_count;
     int wide_count;
@@ -176,8 +178,9 @@ carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah);
 // gives.
 carom_status mid_wide_build(carom_mesh* mesh, const mid_aabb_node* nodes, int count);
 void mid_wide_refit(carom_mesh* mesh);
-// The slab of every leaf, once the triangles are in tree order (the build
-// orders them after the tree is made); refit remakes them with the boxes.
+// mid_wide_build allocates the leaves' slabs; this fills them, once the
+// triangles are in tree order (the build orders them after the tree is
+// made). Refit remakes them with the boxes.
 void mid_wide_make_slabs(carom_mesh* mesh);
 // The slab of triangles [first, first + count) (tree order, count >= 1).
 void mid_leaf_slab_make(const struct carom_mesh_data* d, int first, int count, mid_leaf_slab* s);

@@ -93,7 +93,7 @@ static void walk_wide(const mid_tree* t, const mid_sweep* s, float* limit,
         }
         const mid_wide_node* n = &wide[ref];
         f4 near = (f4){0, 0, 0, 0};
-        f4 far = (f4){*limit, *limit, *limit, *limit};
+        f4 exit = (f4){1, 1, 1, 1};  // where the sweep leaves each box
         for (int k = 0; k < 3; ++k) {
             f4 c, e;
             memcpy(&c, n->center[k], sizeof c);
@@ -101,8 +101,9 @@ static void walk_wide(const mid_tree* t, const mid_sweep* s, float* limit,
             f4 a = (c - e - grow[k] - o[k]) * inv[k];
             f4 b = (c + e + grow[k] - o[k]) * inv[k];
             near = f4_max(near, f4_min(a, b));
-            far = f4_min(far, f4_max(a, b));
+            exit = f4_min(exit, f4_max(a, b));
         }
+        const f4 far = f4_min(exit, (f4){*limit, *limit, *limit, *limit});
         // Unused lanes masked: their negative extents make inverted slabs,
         // which the min/max above would read as a huge box.
         static const i4 lanes[5] = {{0, 0, 0, 0}, {-1, 0, 0, 0}, {-1, -1, 0, 0}, {-1, -1, -1, 0},
@@ -110,7 +111,11 @@ static void walk_wide(const mid_tree* t, const mid_sweep* s, float* limit,
         unsigned hit = (unsigned)i4_mask4((near <= far) & lanes[n->count]);
         for (unsigned m = hit; m; m &= m - 1) {
             int i = __builtin_ctz(m);
-            if (n->child[i] < 0 && !meets_slab(t, n, i, s, near[i], far[i])) hit &= ~(1u << i);
+            // Against the whole stretch inside the box, not only up to
+            // `limit`: a ray nearly in a triangle's plane may report a hit
+            // at a t that is rounding noise, which a leaf entered before
+            // `limit` can still lower.
+            if (n->child[i] < 0 && !meets_slab(t, n, i, s, near[i], exit[i])) hit &= ~(1u << i);
         }
         // Farthest first onto the stack, so the nearest is walked next.
         while (hit) {

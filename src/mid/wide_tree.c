@@ -1,6 +1,7 @@
-// The four-wide nodes of an AABB tree (mid_wide_node): built by collapsing
-// every other level of the binary tree the build makes, and refitted in
-// place, leaves first, to the boxes that collapse would give.
+// The four-wide nodes of an AABB tree (mid_wide_node) and its leaves'
+// slabs (mid_leaf_slab): built by collapsing every other level of the
+// binary tree the build makes, and refitted in place, leaves first, to the
+// boxes and slabs a fresh build would give.
 #include <math.h>
 
 #include "mid/walk.h"
@@ -116,7 +117,6 @@ carom_status mid_wide_build(carom_mesh* mesh, const mid_aabb_node* nodes, int co
     mesh->tree_bytes = 0;
     if (count < 3) return CAROM_OK;  // the root is a leaf: nothing to walk
     // Each wide node stands for a distinct binary inner node, of which a
-    // binary tree with n nodes has (n - 1) / 2.
     // binary tree with n nodes has (n - 1) / 2, and (n + 1) / 2 leaves,
     // each a lane of one wide node.
     size_t cap = ((size_t)count - 1) / 2, leaves = ((size_t)count + 1) / 2;
