@@ -182,8 +182,6 @@ void mid_wide_refit(carom_mesh* mesh);
 // triangles are in tree order (the build orders them after the tree is
 // made). Refit remakes them with the boxes.
 void mid_wide_make_slabs(carom_mesh* mesh);
-// The slab of triangles [first, first + count) (tree order, count >= 1).
-void mid_leaf_slab_make(const struct carom_mesh_data* d, int first, int count, mid_leaf_slab* s);
 carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b);
 void mid_boxtree_refit(carom_mesh* mesh);
 

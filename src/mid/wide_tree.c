@@ -6,24 +6,22 @@
 
 #include "mid/walk.h"
 
-// The slab in float, from the centre of the triangles' box as its lane
-// holds it ((lo + hi) * 0.5f), its bounds padded by a bound on the
-// rounding: with |normal| at most 1 + 2^-22 and M the corners' largest
-// offset from the centre on any axis, each offset is off by at most
-// 2^-24 M per axis and its projection by at most 3 * 2^-24 * |normal|_1 *
-// M, 3.5 epsilon * M in all; the padding's own rounding adds less than one
-// more. 8 epsilon * M covers them, so every corner lies within the bounds
-// for the stored normal.
-void mid_leaf_slab_make(const struct carom_mesh_data* d, int first, int count, mid_leaf_slab* s) {
+// The slab in float, about `centre` (the leaf box's centre as its lane
+// holds it), its bounds padded by a bound on the rounding: with |normal|
+// at most 1 + 2^-22 and M the corners' largest offset from the centre on
+// any axis, each offset is off by at most 2^-24 M per axis and its
+// projection by at most 3 * 2^-24 * |normal|_1 * M, 3.5 epsilon * M in
+// all; the padding's own rounding adds less than one more. 8 epsilon * M
+// covers them, so every corner lies within the bounds for the stored
+// normal.
+static void leaf_slab_make(const struct carom_mesh_data* d, int first, int count, f4 centre,
+                           mid_leaf_slab* s) {
     f4 corners[3 * MID_MAX_LEAF_SIZE];
-    f4 n = f4_zero(), lo = f4_zero(), hi = f4_zero();
+    f4 n = f4_zero();
     for (int t = 0; t < count; ++t) {
         f4* v = &corners[3 * t];
         mid_load_triangle(d, first + t, v);
         n += f4_cross(v[1] - v[0], v[2] - v[0]);
-        f4 tri_lo = f4_min(v[0], f4_min(v[1], v[2])), tri_hi = f4_max(v[0], f4_max(v[1], v[2]));
-        lo = t ? f4_min(lo, tri_lo) : tri_lo;
-        hi = t ? f4_max(hi, tri_hi) : tri_hi;
     }
     // Scaled to a largest component of 1 first, so that tiny or huge
     // normals neither underflow nor overflow when squared. Normals that
@@ -35,7 +33,6 @@ void mid_leaf_slab_make(const struct carom_mesh_data* d, int first, int count, m
     } else {
         n = (f4){1.0f, 0.0f, 0.0f, 0.0f};
     }
-    const f4 centre = (lo + hi) * 0.5f;
     float low = INFINITY, high = -INFINITY;
     f4 offset = f4_zero();
     for (int k = 0; k < 3 * count; ++k) {
@@ -49,6 +46,20 @@ void mid_leaf_slab_make(const struct carom_mesh_data* d, int first, int count, m
     for (int k = 0; k < 3; ++k) s->normal[k] = n[k];
     s->lo = low - pad;
     s->hi = high + pad;
+}
+
+// The slab of leaf lane i of n, about the centre the lane holds.
+static void lane_slab_make(struct carom_mesh_data* d, const mid_wide_node* n, int i) {
+    const f4 centre = f4_make(n->center[0][i], n->center[1][i], n->center[2][i]);
+    leaf_slab_make(d, mid_leaf_first(n->child[i]), mid_leaf_count(n->child[i]), centre,
+                       &d->leaf_slabs[n->slab[i]]);
+}
+
+// A one-leaf tree's slab, about its root box's centre (as a walk's root
+// computes it).
+static void root_slab_make(struct carom_mesh_data* d, int count) {
+    const f4 centre = (f4_from(d->root_min) + f4_from(d->root_max)) * 0.5f;
+    leaf_slab_make(d, 0, count, centre, &d->root_slab);
 }
 
 typedef struct wide_builder {
@@ -145,17 +156,13 @@ carom_status mid_wide_build(carom_mesh* mesh, const mid_aabb_node* nodes, int co
 void mid_wide_make_slabs(carom_mesh* mesh) {
     struct carom_mesh_data* d = mesh->data;
     if (!d->wide_nodes) {
-        mid_leaf_slab_make(d, 0, mesh->triangle_count, &d->root_slab);
+        root_slab_make(d, mesh->triangle_count);
         return;
     }
     for (int w = 0; w < d->wide_count; ++w) {
         const mid_wide_node* n = &d->wide_nodes[w];
         for (int i = 0; i < n->count; ++i) {
-            int32_t child = n->child[i];
-            if (child < 0) {
-                mid_leaf_slab_make(d, mid_leaf_first(child), mid_leaf_count(child),
-                                   &d->leaf_slabs[n->slab[i]]);
-            }
+            if (n->child[i] < 0) lane_slab_make(d, n, i);
         }
     }
 }
@@ -171,12 +178,11 @@ static void refit(struct carom_mesh_data* d, int w, f4* lo, f4* hi) {
         int32_t child = n->child[i];
         if (child < 0) {
             mid_triangles_box(d, mid_leaf_first(child), mid_leaf_count(child), &l, &h);
-            mid_leaf_slab_make(d, mid_leaf_first(child), mid_leaf_count(child),
-                               &d->leaf_slabs[n->slab[i]]);
         } else {
             refit(d, child, &l, &h);
         }
         lane_set(n, i, l, h);
+        if (child < 0) lane_slab_make(d, n, i);
         *lo = i ? f4_min(*lo, l) : l;
         *hi = i ? f4_max(*hi, h) : h;
     }
@@ -189,8 +195,8 @@ void mid_wide_refit(carom_mesh* mesh) {
         refit(d, 0, &lo, &hi);
     } else {
         mid_triangles_box(d, 0, mesh->triangle_count, &lo, &hi);
-        mid_leaf_slab_make(d, 0, mesh->triangle_count, &d->root_slab);
     }
     d->root_min = f4_to(lo);
     d->root_max = f4_to(hi);
+    if (!d->wide_nodes) root_slab_make(d, mesh->triangle_count);
 }
