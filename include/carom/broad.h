@@ -12,7 +12,9 @@
 ///   overlap (0 when the boxes overlap at the start). With zero
 ///   displacements this is the plain list of overlapping boxes;
 /// - **begin events** (pairs in this step's list and not in the previous
-///   step's) and **end events** (the other way round), in the same order.
+///   step's) and **end events** (the other way round), in the same order,
+///   derived from the two lists when first asked for, so that a caller who
+///   reads only the pair list does not pay for them.
 ///
 /// Every kind gives the same lists for the same input; they differ only in
 /// speed and memory. Discrete kinds (grid, hash, SAP, tree, brute force)
@@ -30,7 +32,8 @@
 /// Ids are any int; each id names at most one proxy. Nothing here allocates
 /// once the arrays have grown to the largest proxy and pair counts seen
 /// (the spatial hash also grows as new cells are visited). A `carom_broad`
-/// is not thread-safe.
+/// is not thread-safe, its const calls included: the first event view after
+/// an update writes the events.
 #ifndef CAROM_BROAD_H
 #define CAROM_BROAD_H
 
@@ -144,8 +147,6 @@ typedef struct carom_broad_stats {
     int moved;       ///< proxies inserted or moved since the previous update
     int pairs;       ///< pairs in the step's list
     int candidates;  ///< pairs the algorithm examined exactly (pairs + false pairs)
-    int begins;      ///< begin events
-    int ends;        ///< end events
     long long swaps; ///< SAP kinds: endpoint swaps made
     bool rebuilt;    ///< SAP kinds: this step re-sorted everything instead of swapping;
                      ///< grid: it filled and sorted its cells anew, where it can
@@ -218,8 +219,9 @@ CAROM_API carom_status carom_broad_remove(carom_broad* broad, int id);
 /// True when a proxy with this id is present.
 CAROM_API bool carom_broad_contains(const carom_broad* broad, int id);
 
-/// Computes the step's pair list and events from the proxies as they are
-/// now. `stats` may be NULL.
+/// Computes the step's pair list from the proxies as they are now, and
+/// keeps the previous step's list for the events (carom_broad_begin_events).
+/// `stats` may be NULL.
 ///
 /// Returns `CAROM_OK`; `CAROM_ERR_INVALID_ARG` when `broad` is NULL or not
 /// created; `CAROM_ERR_OUT_OF_MEMORY` (the previous lists are kept and the
@@ -231,10 +233,18 @@ CAROM_API carom_status carom_broad_update(carom_broad* broad, carom_broad_stats*
 /// The pair list of the last update (empty before the first).
 CAROM_API carom_broad_pairs carom_broad_pair_list(const carom_broad* broad);
 
-/// The begin events of the last update.
+/// The begin events of the last update: the pairs of its list missing from
+/// the list of the update before (empty before the first update, and after
+/// an update that failed). The first call of this or
+/// `carom_broad_end_events` after an update derives both from the two lists
+/// (one merge of them, no allocation: the update reserved the room), later
+/// calls return them as they are. The view is valid until the next call
+/// that changes the broad phase, like the pair list's.
 CAROM_API carom_broad_pairs carom_broad_begin_events(const carom_broad* broad);
 
-/// The end events of the last update.
+/// The end events of the last update: the pairs of the list of the update
+/// before missing from its list, with the time they had there. Derived as
+/// `carom_broad_begin_events` says.
 CAROM_API carom_broad_pairs carom_broad_end_events(const carom_broad* broad);
 
 /// Bytes of memory the broad phase owns now.

@@ -1,6 +1,7 @@
 // The broad-phase contract every kind shares: the proxy table, validation,
 // the exact swept test on candidates, the deterministic pair list (sorted by
-// id) and the begin/end events derived from consecutive lists.
+// id) and the begin/end events derived from consecutive lists, when first
+// asked for.
 #include <limits.h>
 
 #include "broad/broad_internal.h"
@@ -34,8 +35,12 @@ struct carom_broad_data {
     broad_pairs candidates;
     pair_list lists[2];  // this step's and the previous step's
     int current;         // index of this step's list in `lists`
+    // The last update's events, derived from its list and the one before
+    // only when first asked for (events_settle): a caller that reads only
+    // the pair list does not pay a pass over both lists every step.
     pair_list begins;
     pair_list ends;
+    bool events_ready;
     pair_list fresh;     // this step's pairs involving a moved proxy, sorted
     // Sort scratch: keys and candidate indices with their ping-pong halves
     // (two entries per candidate), and the radix histograms.
@@ -281,6 +286,7 @@ carom_status carom_broad_create(const carom_broad_desc* desc, carom_broad* out) 
     data->ops = ops_of(d.kind);
     data->id_low = 1;  // an empty range until the first insert
     data->id_high = 0;
+    data->events_ready = true;  // none before the first update
     if (d.capacity_hint > 0 && !world_reserve(&data->world, d.capacity_hint)) {
         world_free(&data->world);
         carom_free(data);
@@ -760,10 +766,8 @@ static carom_status merge_lists(carom_broad_data* data, const pair_list* before,
 }
 
 // Begin events: in `now`, not in `before`; end events the other way round.
-static carom_status diff_lists(carom_broad_data* data, const pair_list* before,
-                               const pair_list* now) {
-    if (!list_reserve(&data->begins, now->count) || !list_reserve(&data->ends, before->count))
-        return CAROM_ERR_OUT_OF_MEMORY;
+// Cannot fail: the update reserved room for both (events_reserve).
+static void diff_lists(carom_broad_data* data, const pair_list* before, const pair_list* now) {
     int i = 0, j = 0, nb = 0, ne = 0;
     while (i < before->count || j < now->count) {
         if (j == now->count || (i < before->count && pair_less(before->items[i], now->items[j]))) {
@@ -777,7 +781,21 @@ static carom_status diff_lists(carom_broad_data* data, const pair_list* before,
     }
     data->begins.count = nb;
     data->ends.count = ne;
-    return CAROM_OK;
+}
+
+// Room for every event the diff of `before` and `now` can make, so that
+// deriving them later cannot fail.
+static bool events_reserve(carom_broad_data* data, const pair_list* before, const pair_list* now) {
+    return list_reserve(&data->begins, now->count) && list_reserve(&data->ends, before->count);
+}
+
+// The last update's events, derived from its list and the one before on
+// the first call after it. Both lists stay as the update left them until
+// the next update: insert, move and remove do not touch them.
+static void events_settle(carom_broad_data* data) {
+    if (data->events_ready) return;
+    diff_lists(data, &data->lists[1 - data->current], &data->lists[data->current]);
+    data->events_ready = true;
 }
 
 carom_status carom_broad_update(carom_broad* broad, carom_broad_stats* stats) {
@@ -796,19 +814,19 @@ carom_status carom_broad_update(carom_broad* broad, carom_broad_stats* stats) {
     pair_list* now = &data->lists[1 - data->current];
     if (status == CAROM_OK) status = sort_fresh_pairs(data);
     if (status == CAROM_OK) status = merge_lists(data, before, now);
-    if (status == CAROM_OK) status = diff_lists(data, before, now);
+    if (status == CAROM_OK && !events_reserve(data, before, now)) status = CAROM_ERR_OUT_OF_MEMORY;
     if (status != CAROM_OK) {
         // The moved list stays, so kinds that work from it see these moves
         // again; the previous lists stay valid.
         data->begins.count = data->ends.count = 0;
+        data->events_ready = true;
         return status;
     }
+    data->events_ready = false;
     data->current = 1 - data->current;
     clear_moved(w);
     stats->candidates = data->candidates.count;
     stats->pairs = now->count;
-    stats->begins = data->begins.count;
-    stats->ends = data->ends.count;
     stats->bytes = carom_broad_memory(broad);
     return CAROM_OK;
 }
@@ -824,13 +842,18 @@ carom_broad_pairs carom_broad_pair_list(const carom_broad* broad) {
     return view(&broad->data->lists[broad->data->current]);
 }
 
+// The event views derive the events on first use: the broad phase's data
+// is the caller's to change through a const handle (the header says the
+// first call computes them, and that a carom_broad is not thread-safe).
 carom_broad_pairs carom_broad_begin_events(const carom_broad* broad) {
     if (!broad || !broad->data) return (carom_broad_pairs){NULL, 0};
+    events_settle(broad->data);
     return view(&broad->data->begins);
 }
 
 carom_broad_pairs carom_broad_end_events(const carom_broad* broad) {
     if (!broad || !broad->data) return (carom_broad_pairs){NULL, 0};
+    events_settle(broad->data);
     return view(&broad->data->ends);
 }
 
