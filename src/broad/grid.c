@@ -27,6 +27,10 @@
 // split by a finer grid.
 #include "broad/grid.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 // All cells: a box spanning more cells than this goes to the big list. A box
 // no larger than a cell spans at most 8; the limit bounds the entries at 64
 // per box.
@@ -74,9 +78,11 @@ typedef struct grid {
     uint32_t* tmp_values;
     int keys_capacity, values_capacity, tmp_keys_capacity, tmp_values_capacity;
     int entry_count;
-    // Counting sort: the first entry of every key, key_end + 2 of them.
+    // Counting sort: the first entry of every key, key_end + 2 of them, and
+    // the most entries one key holds.
     int* first;
     int first_capacity;
+    int most_per_key;
     bool dense;
     // Occupied cells in key order: key, first entry (cell_count + 1 starts);
     // not listed (cell_count 0) for the centre cell with dense keys.
@@ -190,15 +196,22 @@ static inline int grid_axis_cell(double x, double origin, double inv_cell, int n
     return (int)t;
 }
 
-// Two lanes of grid_axis_cell's clamp: NaN clamps to `low` too.
+// Two lanes of grid_axis_cell's clamp: t > low ? t : low, then
+// t < high ? t : high, so that NaN clamps to `low` too. maxpd and minpd
+// are defined as exactly those selects (the second operand when
+// unordered): one instruction each where the select takes four.
 typedef double d2 __attribute__((vector_size(16)));
 typedef int64_t l2 __attribute__((vector_size(16)));
 
 static inline d2 d2_clamp(d2 t, d2 low, d2 high) {
+#if defined(__SSE2__)
+    return (d2)_mm_min_pd(_mm_max_pd((__m128d)t, (__m128d)low), (__m128d)high);
+#else
     l2 above = t > low;
     t = (d2)(((l2)t & above) | ((l2)low & ~above));
     l2 below = t < high;
     return (d2)(((l2)t & below) | ((l2)high & ~below));
+#endif
 }
 
 static inline void grid_cell_of(const grid* g, double x, double y, double z, int c[3]) {
@@ -236,18 +249,21 @@ static inline void grid_swap(uint32_t** a, int* a_capacity, uint32_t** b, int* b
 // The entries of each key counted at first[key + up] (first has key_end + 2
 // words, up is 1 or 2), then summed in place: first[key + up] ends as the
 // number of entries with keys up to key. Returns the sum of the counts
-// squared (the occupancy).
+// squared (the occupancy); g->most_per_key gets the largest count.
 static int64_t grid_count_keys(grid* g, int up) {
     int n = g->entry_count, end = g->key_end;
     int* first = g->first;
     memset(first, 0, (size_t)(end + 2) * sizeof *first);
     for (int i = 0; i < n; i++) first[g->keys[i] + up]++;
     int64_t square_sum = 0;
+    int most = 0;
     for (int k = up; k < end + 2; k++) {
-        const int64_t c = first[k];
-        square_sum += c * c;
-        first[k] = (int)c + first[k - 1];
+        const int c = first[k];
+        square_sum += (int64_t)c * c;
+        most = c > most ? c : most;
+        first[k] = c + first[k - 1];
     }
+    g->most_per_key = most;
     return square_sum;
 }
 
@@ -575,10 +591,9 @@ static bool centre_block_flush(grid* g, int* count, broad_pairs* out) {
     return true;
 }
 
-// Tests the block when `reach` more candidates would overflow it, and
-// grows it when they alone would. False when out of memory.
-static bool centre_block_make_room(grid* g, int* count, int reach, broad_pairs* out) {
-    if (!centre_block_flush(g, count, out)) return false;
+// Makes the empty block take `reach` candidates (with the appends' and the
+// tests' padding). False when out of memory.
+static bool centre_block_grow(grid* g, int reach) {
     if (reach <= g->block_part - CENTRE_APPEND) return true;
     int64_t part = reach + CENTRE_APPEND > CENTRE_BLOCK ? reach + CENTRE_APPEND : CENTRE_BLOCK;
     // The parts move apart: the block is empty here.
@@ -587,6 +602,12 @@ static bool centre_block_make_room(grid* g, int* count, int reach, broad_pairs* 
         return false;
     g->block_part = (int)part;
     return true;
+}
+
+// Tests the block when `reach` more candidates would overflow it, and
+// grows it when they alone would. False when out of memory.
+static bool centre_block_make_room(grid* g, int* count, int reach, broad_pairs* out) {
+    return centre_block_flush(g, count, out) && centre_block_grow(g, reach);
 }
 
 // The block as the listing loops see it, in locals: their stores to the
@@ -605,15 +626,17 @@ static inline centre_cursor centre_cursor_of(const grid* g, int count) {
 }
 
 // Lists entry i against the entries of its five runs [e0[r], e1[r]),
-// making room first when they would overflow the block. False when out of
+// making room first when they would overflow the block, unless the caller
+// has room for them (`roomy`: see centre_pairs_dense). False when out of
 // memory. Inline: it runs once per entry.
-static inline bool centre_block_add(grid* g, centre_cursor* c, int i, const int e0[CENTRE_RANGES],
-                                    const int e1[CENTRE_RANGES], broad_pairs* out) {
+CAROM_FORCE_INLINE bool centre_block_add(grid* g, centre_cursor* c, int i,
+                                         const int e0[CENTRE_RANGES], const int e1[CENTRE_RANGES],
+                                         bool roomy, broad_pairs* out) {
     // The runs follow each other in key order, so they hold at most
     // e1[4] - e0[0] entries: when that fits, their exact sum is not needed.
     // At most every entry five times: CAROM_BROAD_MAX_PROXIES keeps it in
     // an int.
-    if (e1[CENTRE_RANGES - 1] - e0[0] > c->limit - c->count) {
+    if (!roomy && e1[CENTRE_RANGES - 1] - e0[0] > c->limit - c->count) {
         int reach = 0;
         for (int r = 0; r < CENTRE_RANGES; r++) reach += e1[r] - e0[r];
         if (reach > c->limit - c->count) {
@@ -645,13 +668,26 @@ static inline bool centre_block_add(grid* g, centre_cursor* c, int i, const int 
 // With dense keys (the counting sort's `first`), each entry finds its runs
 // directly, without a loop over cells; first[key + 2] ends its first run,
 // whether the next cell is empty or not.
-static bool centre_pairs_dense(grid* g, broad_pairs* out) {
+//
+// An entry's runs span 14 cells (the rest of its own, the next on x, four
+// rows of three), so they hold at most 14 times the most entries one key
+// holds. When that is small, the block keeps room for it past its limit,
+// and the listing tests the block once an entry has taken it past the
+// limit, instead of summing every entry's runs before listing them: at
+// 100k boxes the runs of most entries span more than the block, so the
+// cheap bound in centre_block_add rarely spares the sum.
+enum { CENTRE_ROOMY_REACH = 512 };
+
+CAROM_FORCE_INLINE bool centre_pairs_dense_loop(grid* g, bool roomy, broad_pairs* out) {
     const uint32_t* keys = g->keys;
     const int* first = g->first;
     // centre_offsets' rows, as pointers to each row's middle cell: the
     // loads below take their displacements from the instruction.
     const ptrdiff_t sy = g->stride_y, sz = g->stride_z;
     centre_cursor c = centre_cursor_of(g, 0);
+    // Roomy: the limit is where the block is tested, and up to
+    // CENTRE_ROOMY_REACH candidates fit past it (centre_pairs_dense).
+    if (roomy) c.limit = g->block_part - CENTRE_APPEND - CENTRE_ROOMY_REACH;
     for (int i = 0; i < g->entry_count; i++) {
         const int* cell = first + keys[i];
         const int* rows[CENTRE_RANGES - 1] = {cell + sy, cell + sz - sy, cell + sz, cell + sz + sy};
@@ -662,9 +698,17 @@ static bool centre_pairs_dense(grid* g, broad_pairs* out) {
             e0[r] = rows[r - 1][-1];
             e1[r] = rows[r - 1][2];
         }
-        if (!centre_block_add(g, &c, i, e0, e1, out)) return false;
+        if (!centre_block_add(g, &c, i, e0, e1, roomy, out)) return false;
+        if (roomy && c.count > c.limit && !centre_block_flush(g, &c.count, out)) return false;
     }
     return centre_block_flush(g, &c.count, out);
+}
+
+static bool centre_pairs_dense(grid* g, broad_pairs* out) {
+    const int64_t reach = 14 * (int64_t)g->most_per_key;
+    if (reach > CENTRE_ROOMY_REACH || !centre_block_grow(g, CENTRE_BLOCK + CENTRE_ROOMY_REACH))
+        return centre_pairs_dense_loop(g, false, out);
+    return centre_pairs_dense_loop(g, true, out);
 }
 
 // Sparse keys: each range's two ends are pointers into the occupied cells
@@ -694,7 +738,7 @@ static bool centre_pairs_sparse(grid* g, broad_pairs* out) {
         for (int i = s0; i < s1; i++) {
             e0[0] = i + 1;
             e1[0] = next_end;
-            if (!centre_block_add(g, &c, i, e0, e1, out)) return false;
+            if (!centre_block_add(g, &c, i, e0, e1, false, out)) return false;
         }
     }
     return centre_block_flush(g, &c.count, out);
