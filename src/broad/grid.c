@@ -102,6 +102,10 @@ typedef struct grid {
     // cell decides the rest of the layout.
     double entries_inv_cell;
     bool refilled;  // the last rebuild refilled them
+    // Every alive slot is an entry: the last centre-cell rebuild set no box
+    // aside as big, and nothing was inserted or removed since. The refill
+    // then needs neither the alive marks nor a pass for the others.
+    bool entries_hold_all;
     // The refill's scratch: a mark per slot (all zero between refills), and
     // the sort scratch of the entries whose key changed (2 words each; they
     // themselves go in tmp_keys and tmp_values).
@@ -823,51 +827,51 @@ static void centre_first_of_sorted(grid* g) {
 
 enum { CENTRE_REFILL_AHEAD = 32 };
 
-static carom_status centre_refill(grid* g, const broad_world* w) {
-    const int old_count = g->entry_count, most = w->proxy_count;
-    if (!grid_reserve_entries(g, most) ||
-        !broad_reserve((void**)&g->tmp_keys, &g->tmp_keys_capacity, most, sizeof(uint32_t)) ||
-        !broad_reserve((void**)&g->tmp_values, &g->tmp_values_capacity, most, sizeof(uint32_t)) ||
-        !broad_reserve((void**)&g->boxes, &g->boxes_capacity, most + 1, sizeof(grid_box)))
-        return CAROM_ERR_OUT_OF_MEMORY;
-    if (g->seen_capacity < w->slot_end) {
-        int old = g->seen_capacity;
-        if (!broad_reserve((void**)&g->seen, &g->seen_capacity, w->slot_end, 1))
-            return CAROM_ERR_OUT_OF_MEMORY;
-        memset(g->seen + old, 0, (size_t)(g->seen_capacity - old));
-    }
-    memset(&g->sizes, 0, sizeof g->sizes);
+typedef struct centre_refill_counts {
+    int kept;     // entries compacted in place
+    int rekeyed;  // entries whose key changed, in tmp_keys and tmp_values
+    carom_status status;
+} centre_refill_counts;
+
+// The refill's walk over the last entries, compacted in place (kept <= i).
+// Their slots are in cell order, random in slot order: what they read of a
+// slot is asked for CENTRE_REFILL_AHEAD entries early, as at 100k boxes it
+// misses the caches, and the loop's own work would hold few of those misses
+// in flight at once. Unless every alive slot is an entry (`all`), a slot
+// may have been removed (its entry is dropped), and each listed slot is
+// marked in `seen` for the pass over the others. Inlined twice, so that
+// neither walk tests `all`.
+CAROM_FORCE_INLINE void centre_refill_walk(grid* g, const broad_world* w,
+                                           const centre_keyer* keyer, centre_measure* m,
+                                           bool all, centre_refill_counts* n) {
+    const int old_count = g->entry_count;
     uint32_t* keys = g->keys;
     uint32_t* values = g->values;
     grid_box* boxes = g->boxes;
     uint8_t* seen = g->seen;
     uint32_t* rekeyed_keys = g->tmp_keys;
     uint32_t* rekeyed_values = g->tmp_values;
-    const centre_keyer keyer = centre_keyer_of(g);
-    centre_measure m = {0, 0.0, f4_zero()};
     int kept = 0, rekeyed = 0;
-    carom_status status = CAROM_OK;
-    // The last entries, compacted in place (kept <= i). Their slots are in
-    // cell order, random in slot order: what they read of a slot is asked
-    // for CENTRE_REFILL_AHEAD entries early, as at 100k boxes it misses the
-    // caches, and the loop's own work would hold few of those misses in
-    // flight at once.
     for (int i = 0; i < old_count; i++) {
         const int s = (int)values[i];
         if (i + CENTRE_REFILL_AHEAD < old_count) {
             const uint32_t ahead = values[i + CENTRE_REFILL_AHEAD];
             __builtin_prefetch(&w->fat[ahead]);
-            __builtin_prefetch(&w->state[ahead]);
-            __builtin_prefetch(&seen[ahead]);
+            if (!all) {
+                __builtin_prefetch(&w->state[ahead]);
+                __builtin_prefetch(&seen[ahead]);
+            }
         }
-        if (!broad_slot_alive(w, s)) continue;
-        seen[s] = 1;
+        if (!all) {
+            if (!broad_slot_alive(w, s)) continue;
+            seen[s] = 1;
+        }
         const carom_aabb* b = &w->fat[s];
         uint32_t key;
-        const double size = centre_key(&keyer, b, &key);
-        centre_measure_box(g, &m, b, size);
-        if (size > keyer.small_limit) {
-            if (!grid_big_push(&g->big, b, s)) status = CAROM_ERR_OUT_OF_MEMORY;
+        const double size = centre_key(keyer, b, &key);
+        centre_measure_box(g, m, b, size);
+        if (size > keyer->small_limit) {
+            if (!grid_big_push(&g->big, b, s)) n->status = CAROM_ERR_OUT_OF_MEMORY;
             continue;
         }
         // Written both ways and kept by one count, without a branch: one
@@ -883,15 +887,49 @@ static carom_status centre_refill(grid* g, const broad_world* w) {
         rekeyed_values[rekeyed] = (uint32_t)s;
         rekeyed += !same;
     }
-    // The boxes that were not entries (inserted into fresh slots, or big
-    // then); the marks are cleared on the way, whatever happens.
-    for (int s = 0; s < w->slot_end; s++) {
-        const bool listed = seen[s];
-        seen[s] = 0;
-        if (!listed && broad_slot_alive(w, s) &&
-            !centre_place(g, &m, &keyer, w, s, rekeyed_keys, rekeyed_values, &rekeyed))
-            status = CAROM_ERR_OUT_OF_MEMORY;
+    n->kept = kept;
+    n->rekeyed = rekeyed;
+}
+
+static carom_status centre_refill(grid* g, const broad_world* w) {
+    const int most = w->proxy_count;
+    if (!grid_reserve_entries(g, most) ||
+        !broad_reserve((void**)&g->tmp_keys, &g->tmp_keys_capacity, most, sizeof(uint32_t)) ||
+        !broad_reserve((void**)&g->tmp_values, &g->tmp_values_capacity, most, sizeof(uint32_t)) ||
+        !broad_reserve((void**)&g->boxes, &g->boxes_capacity, most + 1, sizeof(grid_box)))
+        return CAROM_ERR_OUT_OF_MEMORY;
+    if (g->seen_capacity < w->slot_end) {
+        int old = g->seen_capacity;
+        if (!broad_reserve((void**)&g->seen, &g->seen_capacity, w->slot_end, 1))
+            return CAROM_ERR_OUT_OF_MEMORY;
+        memset(g->seen + old, 0, (size_t)(g->seen_capacity - old));
     }
+    memset(&g->sizes, 0, sizeof g->sizes);
+    uint32_t* keys = g->keys;
+    uint32_t* values = g->values;
+    grid_box* boxes = g->boxes;
+    uint32_t* rekeyed_keys = g->tmp_keys;
+    uint32_t* rekeyed_values = g->tmp_values;
+    const centre_keyer keyer = centre_keyer_of(g);
+    centre_measure m = {0, 0.0, f4_zero()};
+    centre_refill_counts n = {0, 0, CAROM_OK};
+    if (g->entries_hold_all) {
+        centre_refill_walk(g, w, &keyer, &m, true, &n);
+    } else {
+        centre_refill_walk(g, w, &keyer, &m, false, &n);
+        // The boxes that were not entries (inserted into fresh slots, or big
+        // then); the marks are cleared on the way, whatever happens.
+        uint8_t* seen = g->seen;
+        for (int s = 0; s < w->slot_end; s++) {
+            const bool listed = seen[s];
+            seen[s] = 0;
+            if (!listed && broad_slot_alive(w, s) &&
+                !centre_place(g, &m, &keyer, w, s, rekeyed_keys, rekeyed_values, &n.rekeyed))
+                n.status = CAROM_ERR_OUT_OF_MEMORY;
+        }
+    }
+    const int kept = n.kept, rekeyed = n.rekeyed;
+    carom_status status = n.status;
     grid_sizes_fold(&g->sizes, m.alive, m.size_sum, m.coord);
     if (status == CAROM_OK && !broad_reserve((void**)&g->rekey_scratch,
                                              &g->rekey_scratch_capacity, 2 * rekeyed,
@@ -948,6 +986,7 @@ static carom_status centre_entries(grid* g, const broad_world* w) {
     }
     if (status == CAROM_OK) g->entries_inv_cell = g->inv_cell;
     g->refilled = refill && status == CAROM_OK;
+    g->entries_hold_all = status == CAROM_OK && g->big.count == 0;
     return status;
 }
 
@@ -1464,15 +1503,19 @@ static carom_status grid_create(const carom_broad_desc* desc, const broad_world*
 
 static void grid_destroy(void* state) { grid_free(state); }
 
-// Inserted and moved slots arrive through the world's moved list.
+// Inserted and moved slots arrive through the world's moved list; an insert
+// only tells the refill that an alive slot may not be an entry.
 static carom_status grid_insert(void* state, const broad_world* world, int slot) {
-    (void)state, (void)world, (void)slot;
+    (void)world, (void)slot;
+    grid* g = state;
+    g->entries_hold_all = false;
     return CAROM_OK;
 }
 
 static void grid_remove(void* state, const broad_world* world, int slot) {
     (void)world;
     grid* g = state;
+    g->entries_hold_all = false;
     // A slot beyond the marks was never seen by an update: nothing refers
     // to it.
     if (slot >= g->changed_capacity || slot >= g->stale_capacity) return;
