@@ -868,6 +868,21 @@ static void test_move_many(void** state) {
         assert_int_equal(p.count, 1);
         assert_true(p.items[0].time == 0.0f);
 
+        // A moving proxy moved without displacements stops: id 3 sweeps
+        // through ids 1 and 2 during the step, then stays where it starts.
+        const carom_aabb start = box3(30, 0, 0, 31, 1, 1);
+        assert_int_equal(carom_broad_insert(&broad, 3, start, (vec3s){{20, 0, 0}}), CAROM_OK);
+        assert_int_equal(carom_broad_update(&broad, NULL), CAROM_OK);
+        p = carom_broad_pair_list(&broad);
+        assert_int_equal(p.count, 3);
+        assert_true(p.items[1].b == 3 && p.items[1].time > 0.0f);
+        int id3 = 3;
+        assert_int_equal(carom_broad_move_many(&broad, 1, &id3, &start, NULL, NULL), CAROM_OK);
+        assert_int_equal(carom_broad_update(&broad, NULL), CAROM_OK);
+        p = carom_broad_pair_list(&broad);
+        assert_int_equal(p.count, 1);
+        assert_int_equal(p.items[0].b, 2);
+
         // Bad calls apply nothing.
         assert_int_equal(carom_broad_move_many(&broad, -1, ids, boxes, moves, &applied),
                          CAROM_ERR_INVALID_ARG);
