@@ -39,7 +39,7 @@
 #include "harness.h"
 #include "peers_broad.h"
 
-enum { MAX_IMPLS = 16 };
+enum { MAX_IMPLS = 24 };
 
 static void fail(const char* what) {
     fprintf(stderr, "carom_bench_broad: %s\n", what);
@@ -406,6 +406,7 @@ static void reference_lists(frames* fr) {
 
 static void add_carom(impl* impls, int* count, const char* name, carom_broad_desc d, bool swept,
                       const frames* fr) {
+    if (*count >= MAX_IMPLS) fail("too many implementations for MAX_IMPLS");
     impl* im = &impls[(*count)++];
     memset(im, 0, sizeof *im);
     im->name = name;
@@ -417,6 +418,7 @@ static void add_carom(impl* impls, int* count, const char* name, carom_broad_des
 }
 
 static void add_peer(impl* impls, int* count, impl_type type, int kind) {
+    if (*count >= MAX_IMPLS) fail("too many implementations for MAX_IMPLS");
     impl* im = &impls[(*count)++];
     memset(im, 0, sizeof *im);
     im->type = type;

@@ -224,8 +224,8 @@ CAROM_API bool carom_broad_contains(const carom_broad* broad, int id);
 /// `stats` may be NULL.
 ///
 /// Returns `CAROM_OK`; `CAROM_ERR_INVALID_ARG` when `broad` is NULL or not
-/// created; `CAROM_ERR_OUT_OF_MEMORY` (the previous lists are kept and the
-/// next update recomputes what it must). The spatial hash's map growth
+/// created; `CAROM_ERR_OUT_OF_MEMORY` (the previous pair list is kept, the
+/// events are empty, and the next update recomputes what it must). The spatial hash's map growth
 /// that cannot get memory (stb_ds cannot report it) ends in the assert
 /// hook.
 CAROM_API carom_status carom_broad_update(carom_broad* broad, carom_broad_stats* stats);
@@ -234,16 +234,17 @@ CAROM_API carom_status carom_broad_update(carom_broad* broad, carom_broad_stats*
 CAROM_API carom_broad_pairs carom_broad_pair_list(const carom_broad* broad);
 
 /// The begin events of the last update: the pairs of its list missing from
-/// the list of the update before (empty before the first update, and after
-/// an update that failed). The first call of this or
+/// the list of the successful update before it (empty before the first
+/// update, and after an update that failed). The first call of this or
 /// `carom_broad_end_events` after an update derives both from the two lists
 /// (one merge of them, no allocation: the update reserved the room), later
 /// calls return them as they are. The view is valid until the next call
 /// that changes the broad phase, like the pair list's.
 CAROM_API carom_broad_pairs carom_broad_begin_events(const carom_broad* broad);
 
-/// The end events of the last update: the pairs of the list of the update
-/// before missing from its list, with the time they had there. Derived as
+/// The end events of the last update: the pairs of the list of the
+/// successful update before it missing from its list, with the time they
+/// had there. Derived as
 /// `carom_broad_begin_events` says.
 CAROM_API carom_broad_pairs carom_broad_end_events(const carom_broad* broad);
 

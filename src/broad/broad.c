@@ -21,11 +21,11 @@ typedef struct pair_list {
 
 // The pair sort's digits: between these sizes, as wide as the number of
 // pairs, so that a histogram costs no more than a pass over the pairs, and
-// no wider than 12 bits, so that a pass's histogram (16 KB) stays in the
-// first-level cache: at 100k pairs, three passes of 11 bits miss it a sixth
-// less often than two of 17. The two ids of 100k slots take 34 bits: three
-// passes of 12 bits sort them in 15% less time than four of 9 (phase
-// timers), where 11 bits was the limit.
+// no wider than 12 bits, so that the histogram a scatter pass works from
+// (16 KB) stays in the first-level cache with the lines it writes to
+// (17-bit digits, 512 KB, would not). The two ids of 100k slots take 34
+// bits: three passes of 12 bits sort them in 15% less time than four of 9
+// (phase timers), where 11 bits was the limit.
 enum { RADIX_MIN_BITS = 8, RADIX_MAX_BITS = 12 };
 
 struct carom_broad_data {
@@ -408,8 +408,9 @@ carom_status carom_broad_insert(carom_broad* broad, int id, carom_aabb box, vec3
 // zero; `kind_move` is data->ops->move, loaded once by the caller. Always
 // inlined, so that a constant NULL drops the motion's loads and tests.
 CAROM_FORCE_INLINE carom_status move_proxy(carom_broad_data* data,
-                                      void (*kind_move)(void*, const broad_world*, int), int id,
-                                      const carom_aabb* box, const vec3s* displacement) {
+                                           void (*kind_move)(void*, const broad_world*, int),
+                                           int id, const carom_aabb* box,
+                                           const vec3s* displacement) {
     // In vectors once: the test, the fat box and the motion bits share them.
     f4 lo, hi;
     box_load(box, &lo, &hi);
@@ -853,9 +854,9 @@ carom_broad_pairs carom_broad_pair_list(const carom_broad* broad) {
     return view(&broad->data->lists[broad->data->current]);
 }
 
-// The event views derive the events on first use: the broad phase's data
-// is the caller's to change through a const handle (the header says the
-// first call computes them, and that a carom_broad is not thread-safe).
+// The event views derive the events on first use, writing through the
+// const handle (its `data` is a pointer to non-const): the header says so,
+// and that a carom_broad is not thread-safe.
 carom_broad_pairs carom_broad_begin_events(const carom_broad* broad) {
     if (!broad || !broad->data) return (carom_broad_pairs){NULL, 0};
     events_settle(broad->data);
