@@ -404,8 +404,8 @@ static void reference_lists(frames* fr) {
     free(boxes);
 }
 
-static void add_carom(impl* impls, int* count, const char* name, carom_broad_desc d, bool swept,
-                      const frames* fr) {
+static impl* add_carom(impl* impls, int* count, const char* name, carom_broad_desc d, bool swept,
+                       const frames* fr) {
     if (*count >= MAX_IMPLS) fail("too many implementations for MAX_IMPLS");
     impl* im = &impls[(*count)++];
     memset(im, 0, sizeof *im);
@@ -415,6 +415,7 @@ static void add_carom(impl* impls, int* count, const char* name, carom_broad_des
     im->desc = d;
     im->desc.world = (carom_aabb){{{fr->world_min[0], fr->world_min[1], fr->world_min[2]}},
                                   {{fr->world_max[0], fr->world_max[1], fr->world_max[2]}}};
+    return im;
 }
 
 static void add_peer(impl* impls, int* count, impl_type type, int kind) {
@@ -453,8 +454,8 @@ static void run_case(const bench_options* opt, const case_desc* cd, int n) {
     // for).
     add_carom(impls, &count, "carom-grid-centre-events",
               (carom_broad_desc){.kind = CAROM_BROAD_GRID, .grid_strategy = CAROM_GRID_CENTRE_CELL},
-              false, &fr);
-    impls[count - 1].events = true;
+              false, &fr)
+        ->events = true;
     add_carom(impls, &count, "carom-hash", (carom_broad_desc){.kind = CAROM_BROAD_HASH}, false, &fr);
     add_carom(impls, &count, "carom-tree", (carom_broad_desc){.kind = CAROM_BROAD_TREE}, false, &fr);
     add_carom(impls, &count, "carom-spacetime-sap",

@@ -225,9 +225,9 @@ CAROM_API bool carom_broad_contains(const carom_broad* broad, int id);
 ///
 /// Returns `CAROM_OK`; `CAROM_ERR_INVALID_ARG` when `broad` is NULL or not
 /// created; `CAROM_ERR_OUT_OF_MEMORY` (the previous pair list is kept, the
-/// events are empty, and the next update recomputes what it must). The spatial hash's map growth
-/// that cannot get memory (stb_ds cannot report it) ends in the assert
-/// hook.
+/// events are empty, and the next update recomputes what it must). The
+/// spatial hash's map growth that cannot get memory (stb_ds cannot report
+/// it) ends in the assert hook.
 CAROM_API carom_status carom_broad_update(carom_broad* broad, carom_broad_stats* stats);
 
 /// The pair list of the last update (empty before the first).
@@ -244,8 +244,7 @@ CAROM_API carom_broad_pairs carom_broad_begin_events(const carom_broad* broad);
 
 /// The end events of the last update: the pairs of the list of the
 /// successful update before it missing from its list, with the time they
-/// had there. Derived as
-/// `carom_broad_begin_events` says.
+/// had there. Derived as `carom_broad_begin_events` says.
 CAROM_API carom_broad_pairs carom_broad_end_events(const carom_broad* broad);
 
 /// Bytes of memory the broad phase owns now.
