@@ -581,6 +581,138 @@ static void test_collide_crossing_segments(void** state) {
     carom_mesh_destroy(&b);
 }
 
+// The leaf test's culls (triangle boxes, planes on the corners as they
+// are, planes and crossing segments on the corners taken from a's first)
+// may only settle pairs whose answer is the exact test's. Near-coincident
+// pairs probe them where their tolerances matter: b is a copy of a (a
+// sliver one time in four) turned by a small angle about a point near it,
+// slid along a's plane by up to half its size, and moved along a's normal
+// by a small height, from rounding level up to a thousandth of its size,
+// or not at all; or b stands on a's plane beyond one of a's edges and
+// touches it there, within rounding. Triangles of size 1e-3 to 1e3,
+// at the origin or far from it, in scenes of 2 to 2e4 times their size
+// (the frame's slack grows with the scene).
+static void test_leaf_culls_agree_with_exact(void** state) {
+    (void)state;
+    ref_rng rng = {2024};
+    const double sizes[] = {1e-3, 1.0, 1e3};
+    const double scenes[] = {2.0, 200.0, 2e4};
+    int trials = light() ? 4000 : 40000, hits = 0, misses = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
+        for (size_t sc = 0; sc < sizeof scenes / sizeof *scenes; ++sc) {
+            const double size = sizes[si], reach = size * scenes[sc];
+            // The scene: two triangles at opposite corners of its box.
+            float r = (float)reach;
+            vec3s sv[6] = {{{-r, -r, -r}}, {{-r, -r, -r * 0.99f}}, {{-r, -r * 0.99f, -r}},
+                           {{r, r, r}},    {{r, r, r * 0.99f}},    {{r, r * 0.99f, r}}};
+            int si_idx[6] = {0, 1, 2, 3, 4, 5};
+            carom_mesh scene;
+            assert_int_equal(carom_mesh_create(sv, 6, si_idx, 2, NULL, &scene), CAROM_OK);
+            mid_pair_frame f;
+            carom_xform id = carom_xform_identity();
+            assert_true(mid_pair_frame_init(&scene, id, &scene, id, &f));
+            for (int t = 0; t < trials; ++t) {
+                // a: random corners around a centre within half the scene.
+                double c[3], va[3][3];
+                for (int k = 0; k < 3; ++k) c[k] = ref_rng_uniform(&rng, -0.5, 0.5) * (reach - 2 * size);
+                bool sliver = t % 4 == 3;
+                for (int i = 0; i < 3; ++i) {
+                    for (int k = 0; k < 3; ++k) va[i][k] = c[k] + ref_rng_uniform(&rng, -0.5, 0.5) * size;
+                }
+                if (sliver) {  // the third corner near the first edge's middle
+                    double w = pow(10.0, ref_rng_uniform(&rng, -5, -2)) * size;
+                    for (int k = 0; k < 3; ++k) {
+                        va[2][k] = 0.5 * (va[0][k] + va[1][k]) + ref_rng_uniform(&rng, -1, 1) * w;
+                    }
+                }
+                double e1[3], e2[3], n[3];
+                for (int k = 0; k < 3; ++k) {
+                    e1[k] = va[1][k] - va[0][k];
+                    e2[k] = va[2][k] - va[0][k];
+                }
+                n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+                n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+                n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+                double nl = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+                if (!(nl > 0)) continue;
+                // b: a turned about a pivot near its centroid, then lifted.
+                double q[4], rot[3][3], pivot[3];
+                double angle = t % 5 == 0 ? 0.0 : pow(10.0, ref_rng_uniform(&rng, -7, -1));
+                double axis[3] = {ref_rng_uniform(&rng, -1, 1), ref_rng_uniform(&rng, -1, 1),
+                                  ref_rng_uniform(&rng, -1, 1)};
+                double al = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+                q[3] = cos(0.5 * angle);
+                for (int k = 0; k < 3; ++k) q[k] = axis[k] / al * sin(0.5 * angle);
+                ref_quat_to_matrix(q, rot);
+                int lift_kind = t % 3;
+                double lift = lift_kind == 0 ? 0.0
+                              : lift_kind == 1 ? ref_rng_uniform(&rng, -30, 30) * 6e-8 * reach
+                                               : pow(10.0, ref_rng_uniform(&rng, -7, -3)) * size *
+                                                     (ref_rng_uniform(&rng, -1, 1) < 0 ? -1 : 1);
+                for (int k = 0; k < 3; ++k) {
+                    pivot[k] = (va[0][k] + va[1][k] + va[2][k]) / 3.0 +
+                               ref_rng_uniform(&rng, -0.3, 0.3) * size;
+                }
+                // Slid along a's plane by up to half its size.
+                double slide[3], along = 0;
+                for (int k = 0; k < 3; ++k) {
+                    slide[k] = ref_rng_uniform(&rng, -0.5, 0.5) * size;
+                    along += slide[k] * n[k] / nl;
+                }
+                vec3s a3[3], b3[3];
+                for (int i = 0; i < 3; ++i) {
+                    double d[3] = {va[i][0] - pivot[0], va[i][1] - pivot[1], va[i][2] - pivot[2]};
+                    for (int k = 0; k < 3; ++k) {
+                        double x = pivot[k] + rot[k][0] * d[0] + rot[k][1] * d[1] + rot[k][2] * d[2];
+                        a3[i].raw[k] = (float)va[i][k];
+                        b3[i].raw[k] = (float)(x + slide[k] + (lift - along) * n[k] / nl);
+                    }
+                }
+                if (t % 7 == 6) {
+                    // Instead, b stands on a's plane beyond the edge a0 a1 and
+                    // touches it, give or take rounding: b's segment on the
+                    // planes' common line ends where a's does.
+                    double s_edge = ref_rng_uniform(&rng, 0.2, 0.8), p[3], m[3], up[3];
+                    for (int k = 0; k < 3; ++k) {
+                        p[k] = va[0][k] + s_edge * e1[k];
+                        up[k] = n[k] / nl;
+                    }
+                    m[0] = e1[1] * up[2] - e1[2] * up[1];
+                    m[1] = e1[2] * up[0] - e1[0] * up[2];
+                    m[2] = e1[0] * up[1] - e1[1] * up[0];
+                    double ml = sqrt(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]), inward = 0;
+                    for (int k = 0; k < 3; ++k) inward += (va[2][k] - p[k]) * m[k];
+                    if (inward > 0) ml = -ml;  // m points away from a2
+                    double off = ref_rng_uniform(&rng, -3, 3) * 1e-7 * size;
+                    double hgt = ref_rng_uniform(&rng, -3, 3) * 1e-7 * size;
+                    for (int k = 0; k < 3; ++k) {
+                        m[k] /= ml;
+                        double b0 = p[k] + off * m[k] + hgt * up[k];
+                        b3[0].raw[k] = (float)b0;
+                        b3[1].raw[k] = (float)(p[k] + 0.5 * size * (m[k] + up[k]) + 0.1 * size * e1[k]);
+                        b3[2].raw[k] = (float)(p[k] + 0.5 * size * (m[k] - up[k]));
+                    }
+                }
+                bool exact = mid_triangles_intersect(a3, b3);
+                bool leaf = mid_pair_frame_triangles(&f, a3, b3);
+                if (leaf != exact) {
+                    fail_msg("size %g, scene %g, trial %d: leaf test %d, exact test %d", size,
+                             reach, t, leaf, exact);
+                }
+                // And with the roles swapped.
+                if (mid_pair_frame_triangles(&f, b3, a3) != mid_triangles_intersect(b3, a3)) {
+                    fail_msg("size %g, scene %g, trial %d, swapped", size, reach, t);
+                }
+                hits += exact;
+                misses += !exact;
+            }
+            carom_mesh_destroy(&scene);
+        }
+    }
+    // Both answers, many times each: the cases straddle the culls' bounds.
+    assert_true(hits > trials && misses > trials);
+}
+
 static void bounds_of(const mesh_data* md, double lo[3], double hi[3]) {
     for (int k = 0; k < 3; ++k) {
         lo[k] = INFINITY;
@@ -1247,6 +1379,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_collide_analytic),
         cmocka_unit_test(test_collide_crossing_segments),
+        cmocka_unit_test(test_leaf_culls_agree_with_exact),
         cmocka_unit_test(test_collide_coplanar_at_every_scale),
         cmocka_unit_test(test_collide_soups),
         cmocka_unit_test(test_collide_leaf_sizes),

@@ -1,4 +1,6 @@
 // Mesh against mesh: both trees descended together in a's frame.
+#include <float.h>
+
 #include "mid/mesh_query.h"
 #include "mid/walk.h"
 
@@ -40,9 +42,16 @@ typedef struct leaf_triangle {
     f4 x, y, z;
     f4 n, nx, ny, nz, d;
     f4 tolerance;  // how far from the plane a corner must be for the cull
+    // The same for corners taken from a point near the pair
+    // (leaf_triangles_near), per unit of their distance from it.
+    float near_tolerance;
+    float extent;  // the box's largest extent
 } leaf_triangle;
 
 static inline f4 lanes4(float v) { return (f4){v, v, v, v}; }
+
+// The near plane cull's tolerance in float epsilons (leaf_triangles_near).
+#define MID_NEAR_EPSILONS 256.0f
 
 // The plane cull is done on the corners as they are, while the exact test
 // works on them relative to a's first corner: the two round differently.
@@ -73,7 +82,10 @@ static inline void leaf_triangle_prepare(leaf_triangle* t, float slack) {
     t->d = lanes4(f4_dot(n, t->v[0]));
     float l = f4_max3(t->hi - t->lo);  // no edge component is longer
     float n1 = f4_abs(n)[0] + f4_abs(n)[1] + f4_abs(n)[2];
-    t->tolerance = lanes4(n1 >= 1e-20f ? 4.0f * slack * (n1 + l * l) : INFINITY);
+    float k = n1 >= 1e-20f ? n1 + l * l : INFINITY;
+    t->tolerance = lanes4(4.0f * slack * k);
+    t->near_tolerance = MID_NEAR_EPSILONS * FLT_EPSILON * k;
+    t->extent = l;
 }
 
 static inline void leaf_triangle_of_b(const mid_pair_frame* f, const f4 vb[3], leaf_triangle* t) {
@@ -97,42 +109,66 @@ static inline bool beyond(f4 s, f4 tolerance) {
 // The triangles' boxes first: most leaf pairs of a mesh query are apart on
 // some coordinate axis, and this settles them for a few comparisons. Then
 // each plane against the other's corners, which settles most of the rest
-// (near-coincident surfaces above all), then the crossing segments. Each
-// step only settles pairs whose answer is the exact test's; the exact test
-// takes the rest.
+// (near-coincident surfaces above all), then the planes again on corners
+// taken from a point near the pair, which parts near-parallel neighbours
+// far closer, then the crossing segments. Each step only settles pairs
+// whose answer is the exact test's; the exact test takes the rest.
 // leaf_triangles_meet_boxed takes the pair from the planes on, for
 // triangles whose boxes meet.
-static inline bool leaf_triangles_meet_boxed(const leaf_triangle* a, const leaf_triangle* b,
-                                             float slack) {
-    f4 sb = plane_distances(a, b);
-    if (beyond(sb, a->tolerance)) return false;
-    f4 sa = plane_distances(b, a);
-    if (beyond(sa, b->tolerance)) return false;
-    // Crossing triangles by their segments on the planes' common line, on
-    // the prepared corners taken from a's first one: the projections'
-    // rounding scales with the triangles and stays far below 4 * slack *
-    // |d|_1 = 4e-5 * scale * |d|_1, and the distances are off by less than
-    // the plane cull's tolerances.
+static bool leaf_triangles_near(const leaf_triangle* a, const leaf_triangle* b);
+
+static inline bool leaf_triangles_meet_boxed(const leaf_triangle* a, const leaf_triangle* b) {
+    if (beyond(plane_distances(a, b), a->tolerance)) return false;
+    if (beyond(plane_distances(b, a), b->tolerance)) return false;
+    return leaf_triangles_near(a, b);
+}
+
+// The rest of leaf_triangles_meet_boxed, out of line: few pairs get here.
+static bool leaf_triangles_near(const leaf_triangle* a, const leaf_triangle* b) {
+    // The pairs left are mostly near-parallel neighbours on near-coincident
+    // surfaces, within the tolerances above (which scale with the scene)
+    // but apart by far more than the rounding of the pair itself. The
+    // planes again, on the corners taken from a's first one, o: each such
+    // corner is off by an epsilon of its own size, at most E = a's extent
+    // plus b's (the boxes meet), and a normal by a few of L^2 + |n|_1 (its
+    // edges are differences, good to an epsilon of their own size; L is
+    // the largest edge component). A distance (times |n|) is then off by
+    // at most about 36 epsilons of E * (L^2 + |n|_1), here and in the exact
+    // test, which measures the same corners from the same o; 256 covers
+    // this cull's error and both of the exact test's plane terms (the
+    // distance and the range of the triangle's own corners) with room.
     f4 o = a->v[0];
     f4 ox = mid_broadcast(o, 0), oy = mid_broadcast(o, 1), oz = mid_broadcast(o, 2);
     const f4 ca[3] = {a->x - ox, a->y - oy, a->z - oz}, cb[3] = {b->x - ox, b->y - oy, b->z - oz};
-    int verdict = mid_segment_verdict(ca, a->n, sa, b->tolerance, cb, b->n, sb, a->tolerance,
-                                      4.0f * slack);
+    // The tolerances stay normal floats: below that, rounding is no longer
+    // relative to the values.
+    float reach = a->extent + b->extent;
+    f4 near_a = lanes4(carom_maxf(a->near_tolerance * reach, FLT_MIN));
+    f4 near_b = lanes4(carom_maxf(b->near_tolerance * reach, FLT_MIN));
+    f4 sb_near = cb[0] * a->nx + cb[1] * a->ny + cb[2] * a->nz;
+    if (beyond(sb_near, near_a)) return false;
+    f4 sa_near = ca[0] * b->nx + ca[1] * b->ny + ca[2] * b->nz - lanes4(f4_dot(b->v[0] - o, b->n));
+    if (beyond(sa_near, near_b)) return false;
+    // Crossing triangles by their segments on the planes' common line, on
+    // the same corners: the projections' rounding scales with the pair and
+    // stays far below 1e-4 * E * |d|_1 (d the line's direction), the bound
+    // the exact test takes for its own.
+    int verdict = mid_segment_verdict(ca, a->n, sa_near, near_b, cb, b->n, sb_near, near_a,
+                                      1e-4f * reach);
     if (verdict >= 0) return verdict;
     return mid_triangles_intersect_f4(a->v, b->v);
 }
 
-static inline bool leaf_triangles_intersect(const leaf_triangle* a, const leaf_triangle* b,
-                                            float slack) {
+static inline bool leaf_triangles_intersect(const leaf_triangle* a, const leaf_triangle* b) {
     if (mid_any3((a->hi < b->lo) | (b->hi < a->lo))) return false;
-    return leaf_triangles_meet_boxed(a, b, slack);
+    return leaf_triangles_meet_boxed(a, b);
 }
 
 bool mid_pair_frame_triangles_f4(const mid_pair_frame* f, const f4 va[3], const f4 vb[3]) {
     leaf_triangle a = {.v = {va[0], va[1], va[2]}}, b;
     leaf_triangle_prepare(&a, f->slack);
     leaf_triangle_of_b(f, vb, &b);
-    return leaf_triangles_intersect(&a, &b, f->slack);
+    return leaf_triangles_intersect(&a, &b);
 }
 
 bool mid_pair_frame_triangles(const mid_pair_frame* f, const vec3s va[3], const vec3s vb[3]) {
@@ -366,7 +402,7 @@ static inline bool collide_leaves(collide_ctx* c, int first_a, int count_a, int 
             int bit = __builtin_ctzll(meets);
             meets &= meets - 1;
             int i = bit >> 3, j = bit & 7;
-            if (leaf_triangles_meet_boxed(ta[i], b_triangle(c, first_b + j), c->f->slack) &&
+            if (leaf_triangles_meet_boxed(ta[i], b_triangle(c, first_b + j)) &&
                 !report_pair(c, first_a + i, first_b + j))
                 return false;
         }
@@ -377,7 +413,7 @@ static inline bool collide_leaves(collide_ctx* c, int first_a, int count_a, int 
     for (int i = 0; i < count_a; ++i) {
         const leaf_triangle* ta = a_triangle(c, first_a + i);
         for (int j = 0; j < count_b; ++j) {
-            if (leaf_triangles_intersect(ta, tb[j], c->f->slack) &&
+            if (leaf_triangles_intersect(ta, tb[j]) &&
                 !report_pair(c, first_a + i, first_b + j))
                 return false;
         }
