@@ -585,13 +585,16 @@ static void test_collide_crossing_segments(void** state) {
 // are, planes and crossing segments on the corners taken from a's first)
 // may only settle pairs whose answer is the exact test's. Near-coincident
 // pairs probe them where their tolerances matter: b is a copy of a (a
-// sliver one time in four) turned by a small angle about a point near it,
-// slid along a's plane by up to half its size, and moved along a's normal
-// by a small height, from rounding level up to a thousandth of its size,
-// or not at all; or b stands on a's plane beyond one of a's edges and
-// touches it there, within rounding. Triangles of size 1e-3 to 1e3,
-// at the origin or far from it, in scenes of 2 to 2e4 times their size
-// (the frame's slack grows with the scene).
+// sliver one time in four; shrunk a thousand times one time in eleven)
+// turned by a small angle about a point near it, slid along a's plane by
+// up to half a's size, and moved along a's normal by a small height: at
+// the rounding level of the scene's coordinates, from 1e-7 to 1e-3 of a's
+// size, or not at all. Or b crosses a's plane outside a, from a corner on
+// one of a's edges: they touch there, give or take rounding. Triangles of
+// size 1e-3 to 1e3, at the origin or far from it, in scenes of 2 to 2e4
+// times their size (the frame's slack grows with the scene). The test
+// fails when the near culls' tolerance is cut below the rounding itself
+// (to 0.1 epsilon from 256).
 static void test_leaf_culls_agree_with_exact(void** state) {
     (void)state;
     ref_rng rng = {2024};
@@ -653,6 +656,7 @@ static void test_leaf_culls_agree_with_exact(void** state) {
                     pivot[k] = (va[0][k] + va[1][k] + va[2][k]) / 3.0 +
                                ref_rng_uniform(&rng, -0.3, 0.3) * size;
                 }
+                double shrink = t % 11 == 10 ? 1e-3 : 1.0;
                 // Slid along a's plane by up to half its size.
                 double slide[3], along = 0;
                 for (int k = 0; k < 3; ++k) {
@@ -663,15 +667,16 @@ static void test_leaf_culls_agree_with_exact(void** state) {
                 for (int i = 0; i < 3; ++i) {
                     double d[3] = {va[i][0] - pivot[0], va[i][1] - pivot[1], va[i][2] - pivot[2]};
                     for (int k = 0; k < 3; ++k) {
-                        double x = pivot[k] + rot[k][0] * d[0] + rot[k][1] * d[1] + rot[k][2] * d[2];
+                        double x = pivot[k] + shrink * (rot[k][0] * d[0] + rot[k][1] * d[1] +
+                                                         rot[k][2] * d[2]);
                         a3[i].raw[k] = (float)va[i][k];
                         b3[i].raw[k] = (float)(x + slide[k] + (lift - along) * n[k] / nl);
                     }
                 }
                 if (t % 7 == 6) {
-                    // Instead, b stands on a's plane beyond the edge a0 a1 and
-                    // touches it, give or take rounding: b's segment on the
-                    // planes' common line ends where a's does.
+                    // Instead, b crosses a's plane outside a, from a corner
+                    // on the edge a0 a1, give or take rounding: b's segment
+                    // on the planes' common line ends where a's does.
                     double s_edge = ref_rng_uniform(&rng, 0.2, 0.8), p[3], m[3], up[3];
                     for (int k = 0; k < 3; ++k) {
                         p[k] = va[0][k] + s_edge * e1[k];
@@ -683,13 +688,15 @@ static void test_leaf_culls_agree_with_exact(void** state) {
                     double ml = sqrt(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]), inward = 0;
                     for (int k = 0; k < 3; ++k) inward += (va[2][k] - p[k]) * m[k];
                     if (inward > 0) ml = -ml;  // m points away from a2
+                    double e1l = sqrt(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2]);
                     double off = ref_rng_uniform(&rng, -3, 3) * 1e-7 * size;
                     double hgt = ref_rng_uniform(&rng, -3, 3) * 1e-7 * size;
                     for (int k = 0; k < 3; ++k) {
                         m[k] /= ml;
                         double b0 = p[k] + off * m[k] + hgt * up[k];
                         b3[0].raw[k] = (float)b0;
-                        b3[1].raw[k] = (float)(p[k] + 0.5 * size * (m[k] + up[k]) + 0.1 * size * e1[k]);
+                        b3[1].raw[k] = (float)(p[k] + 0.5 * size * (m[k] + up[k]) +
+                                               0.1 * size * e1[k] / e1l);
                         b3[2].raw[k] = (float)(p[k] + 0.5 * size * (m[k] - up[k]));
                     }
                 }

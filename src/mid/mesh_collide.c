@@ -42,9 +42,9 @@ typedef struct leaf_triangle {
     f4 x, y, z;
     f4 n, nx, ny, nz, d;
     f4 tolerance;  // how far from the plane a corner must be for the cull
-    // The same for corners taken from a point near the pair
-    // (leaf_triangles_near), per unit of their distance from it.
-    float near_tolerance;
+    // The same for corners taken from a point near the pair, E away at
+    // most: near_k * E + near_l * E^2 (leaf_triangles_near).
+    float near_k, near_l;
     float extent;  // the box's largest extent
 } leaf_triangle;
 
@@ -84,7 +84,8 @@ static inline void leaf_triangle_prepare(leaf_triangle* t, float slack) {
     float n1 = f4_abs(n)[0] + f4_abs(n)[1] + f4_abs(n)[2];
     float k = n1 >= 1e-20f ? n1 + l * l : INFINITY;
     t->tolerance = lanes4(4.0f * slack * k);
-    t->near_tolerance = MID_NEAR_EPSILONS * FLT_EPSILON * k;
+    t->near_k = MID_NEAR_EPSILONS * FLT_EPSILON * k;
+    t->near_l = MID_NEAR_EPSILONS * FLT_EPSILON * l;
     t->extent = l;
 }
 
@@ -106,6 +107,8 @@ static inline bool beyond(f4 s, f4 tolerance) {
     return i4_mask4(s > tolerance) == 15 || i4_mask4(s < -tolerance) == 15;
 }
 
+static bool leaf_triangles_near(const leaf_triangle* a, const leaf_triangle* b);
+
 // The triangles' boxes first: most leaf pairs of a mesh query are apart on
 // some coordinate axis, and this settles them for a few comparisons. Then
 // each plane against the other's corners, which settles most of the rest
@@ -115,36 +118,41 @@ static inline bool beyond(f4 s, f4 tolerance) {
 // whose answer is the exact test's; the exact test takes the rest.
 // leaf_triangles_meet_boxed takes the pair from the planes on, for
 // triangles whose boxes meet.
-static bool leaf_triangles_near(const leaf_triangle* a, const leaf_triangle* b);
-
 static inline bool leaf_triangles_meet_boxed(const leaf_triangle* a, const leaf_triangle* b) {
     if (beyond(plane_distances(a, b), a->tolerance)) return false;
     if (beyond(plane_distances(b, a), b->tolerance)) return false;
     return leaf_triangles_near(a, b);
 }
 
-// The rest of leaf_triangles_meet_boxed, out of line: few pairs get here.
+// The rest of leaf_triangles_meet_boxed, out of line: the loose culls
+// settle most pairs before it.
+//
+// The pairs left are mostly near-parallel neighbours on near-coincident
+// surfaces, within the loose tolerances (which scale with the scene) but
+// apart by far more than the rounding of the pair itself. So the planes
+// again, on the corners taken from a's first one, as the exact test takes
+// them. Every coordinate of such a corner is at most E = a's extent plus
+// b's from it (the boxes meet) and off by an epsilon of that. Here a
+// triangle's normal comes from its own corners, good to a few epsilons of
+// L^2 + |n|_1 (L its extent). The exact test makes a's normal likewise,
+// but b's from b's corners taken from a's, each off by an epsilon of E,
+// which turns it by about epsilon * E * L: a corner E away then moves by
+// epsilon * E^2 * L more, which matters when b is far smaller than E. A
+// distance (times |n|) here or there is off by at most about 36
+// epsilons of E * (|n|_1 + L^2 + E * L); 256 covers this cull's error
+// and both of the exact test's plane terms (the distance and the range
+// of the triangle's own corners) with room. A tolerance far below the
+// rounding (0.1 epsilon) makes the leaf test and the exact test disagree
+// (test_mesh_queries). Normals too small to trust have an infinite
+// tolerance, and inf * 0 (a triangle of no extent, which the box test
+// never lets through) would be NaN: neither culls.
 static bool leaf_triangles_near(const leaf_triangle* a, const leaf_triangle* b) {
-    // The pairs left are mostly near-parallel neighbours on near-coincident
-    // surfaces, within the tolerances above (which scale with the scene)
-    // but apart by far more than the rounding of the pair itself. The
-    // planes again, on the corners taken from a's first one, o: each such
-    // corner is off by an epsilon of its own size, at most E = a's extent
-    // plus b's (the boxes meet), and a normal by a few of L^2 + |n|_1 (its
-    // edges are differences, good to an epsilon of their own size; L is
-    // the largest edge component). A distance (times |n|) is then off by
-    // at most about 36 epsilons of E * (L^2 + |n|_1), here and in the exact
-    // test, which measures the same corners from the same o; 256 covers
-    // this cull's error and both of the exact test's plane terms (the
-    // distance and the range of the triangle's own corners) with room.
     f4 o = a->v[0];
     f4 ox = mid_broadcast(o, 0), oy = mid_broadcast(o, 1), oz = mid_broadcast(o, 2);
     const f4 ca[3] = {a->x - ox, a->y - oy, a->z - oz}, cb[3] = {b->x - ox, b->y - oy, b->z - oz};
-    // The tolerances stay normal floats: below that, rounding is no longer
-    // relative to the values.
-    float reach = a->extent + b->extent;
-    f4 near_a = lanes4(carom_maxf(a->near_tolerance * reach, FLT_MIN));
-    f4 near_b = lanes4(carom_maxf(b->near_tolerance * reach, FLT_MIN));
+    const float e = a->extent + b->extent;
+    f4 near_a = lanes4(e * (a->near_k + e * a->near_l));
+    f4 near_b = lanes4(e * (b->near_k + e * b->near_l));
     f4 sb_near = cb[0] * a->nx + cb[1] * a->ny + cb[2] * a->nz;
     if (beyond(sb_near, near_a)) return false;
     f4 sa_near = ca[0] * b->nx + ca[1] * b->ny + ca[2] * b->nz - lanes4(f4_dot(b->v[0] - o, b->n));
@@ -154,7 +162,7 @@ static bool leaf_triangles_near(const leaf_triangle* a, const leaf_triangle* b) 
     // stays far below 1e-4 * E * |d|_1 (d the line's direction), the bound
     // the exact test takes for its own.
     int verdict = mid_segment_verdict(ca, a->n, sa_near, near_b, cb, b->n, sb_near, near_a,
-                                      1e-4f * reach);
+                                      1e-4f * e);
     if (verdict >= 0) return verdict;
     return mid_triangles_intersect_f4(a->v, b->v);
 }
