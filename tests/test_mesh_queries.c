@@ -591,8 +591,9 @@ static void test_collide_crossing_segments(void** state) {
 // the rounding level of the scene's coordinates, from 1e-7 to 1e-3 of a's
 // size, or not at all. Or b crosses a's plane outside a, from a corner on
 // one of a's edges: they touch there, give or take rounding. Triangles of
-// size 1e-3 to 1e3, at the origin or far from it, in scenes of 2 to 2e4
-// times their size (the frame's slack grows with the scene). The test
+// size 1e-3 to 1e3, at the origin or far from it, in scenes reaching 2 to
+// 2e4 times their size from the origin (the frame's slack grows with the
+// scene). The test
 // fails when the near culls' tolerance is cut below the rounding itself
 // (to 0.1 epsilon from 256).
 static void test_leaf_culls_agree_with_exact(void** state) {
@@ -603,21 +604,21 @@ static void test_leaf_culls_agree_with_exact(void** state) {
     int trials = light() ? 4000 : 40000, hits = 0, misses = 0;
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
         for (size_t sc = 0; sc < sizeof scenes / sizeof *scenes; ++sc) {
-            const double size = sizes[si], reach = size * scenes[sc];
+            const double size = sizes[si], half_scene = size * scenes[sc];
             // The scene: two triangles at opposite corners of its box.
-            float r = (float)reach;
+            float r = (float)half_scene;
             vec3s sv[6] = {{{-r, -r, -r}}, {{-r, -r, -r * 0.99f}}, {{-r, -r * 0.99f, -r}},
                            {{r, r, r}},    {{r, r, r * 0.99f}},    {{r, r * 0.99f, r}}};
-            int si_idx[6] = {0, 1, 2, 3, 4, 5};
+            int scene_indices[6] = {0, 1, 2, 3, 4, 5};
             carom_mesh scene;
-            assert_int_equal(carom_mesh_create(sv, 6, si_idx, 2, NULL, &scene), CAROM_OK);
+            assert_int_equal(carom_mesh_create(sv, 6, scene_indices, 2, NULL, &scene), CAROM_OK);
             mid_pair_frame f;
             carom_xform id = carom_xform_identity();
             assert_true(mid_pair_frame_init(&scene, id, &scene, id, &f));
             for (int t = 0; t < trials; ++t) {
                 // a: random corners around a centre within half the scene.
                 double c[3], va[3][3];
-                for (int k = 0; k < 3; ++k) c[k] = ref_rng_uniform(&rng, -0.5, 0.5) * (reach - 2 * size);
+                for (int k = 0; k < 3; ++k) c[k] = ref_rng_uniform(&rng, -0.5, 0.5) * (half_scene - 2 * size);
                 bool sliver = t % 4 == 3;
                 for (int i = 0; i < 3; ++i) {
                     for (int k = 0; k < 3; ++k) va[i][k] = c[k] + ref_rng_uniform(&rng, -0.5, 0.5) * size;
@@ -649,7 +650,7 @@ static void test_leaf_culls_agree_with_exact(void** state) {
                 ref_quat_to_matrix(q, rot);
                 int lift_kind = t % 3;
                 double lift = lift_kind == 0 ? 0.0
-                              : lift_kind == 1 ? ref_rng_uniform(&rng, -30, 30) * 6e-8 * reach
+                              : lift_kind == 1 ? ref_rng_uniform(&rng, -30, 30) * 6e-8 * half_scene
                                                : pow(10.0, ref_rng_uniform(&rng, -7, -3)) * size *
                                                      (ref_rng_uniform(&rng, -1, 1) < 0 ? -1 : 1);
                 for (int k = 0; k < 3; ++k) {
@@ -704,11 +705,11 @@ static void test_leaf_culls_agree_with_exact(void** state) {
                 bool leaf = mid_pair_frame_triangles(&f, a3, b3);
                 if (leaf != exact) {
                     fail_msg("size %g, scene %g, trial %d: leaf test %d, exact test %d", size,
-                             reach, t, leaf, exact);
+                             half_scene, t, leaf, exact);
                 }
                 // And with the roles swapped.
                 if (mid_pair_frame_triangles(&f, b3, a3) != mid_triangles_intersect(b3, a3)) {
-                    fail_msg("size %g, scene %g, trial %d, swapped", size, reach, t);
+                    fail_msg("size %g, scene %g, trial %d, swapped", size, half_scene, t);
                 }
                 hits += exact;
                 misses += !exact;
