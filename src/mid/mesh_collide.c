@@ -191,6 +191,7 @@ bool mid_pair_frame_triangles(const mid_pair_frame* f, const vec3s va[3], const 
 typedef struct side {
     mid_tree t;
     f4 col[3];
+    f4 row[3];  // M's rows: M^T y is their sum weighted by y's components
     f4 abs_col[3];
     f4 trans;
     // The same map entry by entry on four lanes, for four boxes at once.
@@ -329,8 +330,8 @@ static inline const leaf_triangle* b_triangle(collide_ctx* c, int p) {
     return &c->b_cache[slot];
 }
 
-// Rows x, y, z of four (x, y, z, w) vectors.
-static inline void transpose3(f4 t0, f4 t1, f4 t2, f4 t3, f4 out[3]) {
+// Rows x, y, z, w of four (x, y, z, w) vectors.
+static inline void transpose4(f4 t0, f4 t1, f4 t2, f4 t3, f4 out[4]) {
     f4 lo01 = __builtin_shufflevector(t0, t1, 0, 4, 1, 5);  // x0 x1 y0 y1
     f4 lo23 = __builtin_shufflevector(t2, t3, 0, 4, 1, 5);
     f4 hi01 = __builtin_shufflevector(t0, t1, 2, 6, 3, 7);  // z0 z1 w0 w1
@@ -338,6 +339,14 @@ static inline void transpose3(f4 t0, f4 t1, f4 t2, f4 t3, f4 out[3]) {
     out[0] = __builtin_shufflevector(lo01, lo23, 0, 1, 4, 5);
     out[1] = __builtin_shufflevector(lo01, lo23, 2, 3, 6, 7);
     out[2] = __builtin_shufflevector(hi01, hi23, 0, 1, 4, 5);
+    out[3] = __builtin_shufflevector(hi01, hi23, 2, 3, 6, 7);
+}
+
+// Rows x, y, z only.
+static inline void transpose3(f4 t0, f4 t1, f4 t2, f4 t3, f4 out[3]) {
+    f4 rows[4];
+    transpose4(t0, t1, t2, t3, rows);
+    for (int j = 0; j < 3; ++j) out[j] = rows[j];
 }
 
 // Up to four (`count`) triangles of one of b's leaves from tree position
@@ -485,6 +494,8 @@ static inline const mid_leaf_slab* wnode_slab(const struct carom_mesh_data* d, c
 }
 
 static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b);
+static unsigned leaf_slabs_apart(const collide_ctx* c, const side* xs, const mid_wide_node* n,
+                                 const wide_boxes* k, const wnode* y);
 
 // Unfolds wide node x of side xs against y, the other tree's node: SAT-lite
 // for its (up to) four children at once, x's axes with y's box as seen from
@@ -519,6 +530,18 @@ static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wn
     }
     unsigned live = ~(unsigned)i4_mask4(apart) & 15u;
     c->r->node_tests += n->count;
+    if (y->ref < 0) {
+        // Leaf lanes against a leaf: their slabs, all lanes at once, here
+        // rather than one pair at a time below, where the outcome, hard to
+        // predict, would cost a branch per pair.
+        i4 child;
+        memcpy(&child, n->child, sizeof child);
+        unsigned leaves = live & (unsigned)i4_mask4(child < (i4){0, 0, 0, 0});
+        if (leaves) {
+            c->r->node_tests += (0x4332322132212110ull >> (4 * leaves)) & 15;  // bits set
+            live &= ~(leaves & leaf_slabs_apart(c, xs, n, &k, y));
+        }
+    }
     f4 size = k.e[0] + k.e[1] + k.e[2];
     while (live) {
         int i = __builtin_ctz(live);
@@ -529,53 +552,68 @@ static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wn
     return true;
 }
 
-// Lane `lane` of three rows (x, y, z) as a vector.
-static inline f4 lane_of(const f4 rows[3], int lane) {
-    return f4_make(rows[0][lane], rows[1][lane], rows[2][lane]);
-}
-
-// True when two leaves are apart, by more than the slack, along the normal
-// of one of their slabs (mid_leaf_slab). A leaf is bounded by its slab and
-// its box together: for a point c + d of it (c its box's centre) and a
-// direction m of its frame, and any number q,
+// The lanes of wide node n (side xs; k its unfolding) whose leaves are
+// apart from y, a leaf of the other tree, by more than the slack, along the
+// normal of one of their slabs (mid_leaf_slab); lanes that hold no leaf
+// read slab 0 and are to be masked by the caller. A leaf is bounded by its
+// slab and its box together: for a point c + d of it (c its box's centre)
+// and a direction m, and any number q,
 //     m . d = q (n . d) + w . d   with w = m - q n,
 // where n . d lies in the slab and w . d within the box's extent along w.
 // With q = m . n, w is short when m is near n: the near-parallel surfaces
 // that boxes cannot part (near-coincident meshes) are parted here. Both
-// directions share q = na . (R nb), and both centres' offsets come from
-// one difference of centres, in a's frame. The slack covers the rounding
-// as it does for the boxes.
-static bool leaf_slabs_apart(const collide_ctx* c, const wnode* a, const wnode* b) {
-    const mid_leaf_slab *sa = wnode_slab(c->a.t.d, a), *sb = wnode_slab(c->b.t.d, b);
-    const f4 na = mid_load3(sa->normal), nb = mid_load3(sb->normal);
-    // b's normal in a's frame (R nb), a's in b's (R^T na): each side's
-    // columns map its frame into the other's.
-    const f4 nb_in_a = c->b.col[0] * mid_broadcast(nb, 0) + c->b.col[1] * mid_broadcast(nb, 1) +
-                       c->b.col[2] * mid_broadcast(nb, 2);
-    const f4 na_in_b = c->a.col[0] * mid_broadcast(na, 0) + c->a.col[1] * mid_broadcast(na, 1) +
-                       c->a.col[2] * mid_broadcast(na, 2);
-    const float q = f4_dot(na, nb_in_a);
-    // Beyond its slab, how far each leaf reaches along the other's normal.
-    const float reach_a = f4_dot(f4_abs(nb_in_a - lanes4(q) * na), lane_of(a->boxes->e, a->lane));
-    const float reach_b = f4_dot(f4_abs(na_in_b - lanes4(q) * nb), lane_of(b->boxes->e, b->lane));
-    // b's centre from a's, in a's frame.
-    const f4 between = lane_of(b->boxes->c_other, b->lane) - lane_of(a->boxes->c, a->lane);
-    const float along_a = f4_dot(na, between), along_b = -f4_dot(nb_in_a, between);
-    // b along a's normal, from a's centre; a along b's, from b's.
-    const float b0 = q * sb->lo, b1 = q * sb->hi, a0 = q * sa->lo, a1 = q * sa->hi;
-    const float slack = c->slack[0];
-    // Each test's two sides at once, without a branch between them.
-    if ((int)(carom_minf(b0, b1) + along_a - reach_b > sa->hi + slack) |
-        (int)(carom_maxf(b0, b1) + along_a + reach_b < sa->lo - slack))
-        return true;
-    return (int)(carom_minf(a0, a1) + along_b - reach_a > sb->hi + slack) |
-           (int)(carom_maxf(a0, a1) + along_b + reach_a < sb->lo - slack);
+// directions share q, and both centres' offsets come from one difference
+// of centres, in y's frame; each w meets the box of its own leaf in that
+// leaf's frame. The slack covers the rounding as it does for the boxes.
+static unsigned leaf_slabs_apart(const collide_ctx* c, const side* xs, const mid_wide_node* n,
+                                 const wide_boxes* k, const wnode* y) {
+    const side* ys = xs == &c->a ? &c->b : &c->a;
+    // The lanes' slabs side by side: rows normal x, y, z and lo from each
+    // slab's first four floats, hi from its last four.
+    const mid_leaf_slab* slabs = xs->t.d->leaf_slabs;
+    f4 head[4], tail[4], nx[4], rest[4];
+    for (int i = 0; i < 4; ++i) {
+        const mid_leaf_slab* s = &slabs[n->slab[i]];
+        memcpy(&head[i], s, sizeof head[i]);
+        memcpy(&tail[i], &s->normal[1], sizeof tail[i]);
+    }
+    transpose4(head[0], head[1], head[2], head[3], nx);
+    transpose4(tail[0], tail[1], tail[2], tail[3], rest);
+    const f4 lo_x = nx[3], hi_x = rest[3];
+    const mid_leaf_slab* sy = wnode_slab(ys->t.d, y);
+    const f4 ny = mid_load3(sy->normal);
+    // x's normals in y's frame (M nx), y's in x's (M^T ny).
+    f4 nx_in_y[3];
+    for (int j = 0; j < 3; ++j) {
+        nx_in_y[j] = xs->m[j][0] * nx[0] + xs->m[j][1] * nx[1] + xs->m[j][2] * nx[2];
+    }
+    const f4 ny_in_x = xs->row[0] * mid_broadcast(ny, 0) + xs->row[1] * mid_broadcast(ny, 1) +
+                       xs->row[2] * mid_broadcast(ny, 2);
+    const f4 q = nx_in_y[0] * mid_broadcast(ny, 0) + nx_in_y[1] * mid_broadcast(ny, 1) +
+                 nx_in_y[2] * mid_broadcast(ny, 2);
+    // Beyond its slab, how far each leaf reaches along the other's normal;
+    // x's centres along y's normal from y's centre, y's along x's normals.
+    f4 reach_x = f4_zero(), reach_y = f4_zero(), along_y = f4_zero(), along_x = f4_zero();
+    for (int j = 0; j < 3; ++j) {
+        reach_x += f4_abs(mid_broadcast(ny_in_x, j) - q * nx[j]) * k->e[j];
+        reach_y += f4_abs(nx_in_y[j] - q * mid_broadcast(ny, j)) * lanes4(y->boxes->e[j][y->lane]);
+        const f4 between = k->c_other[j] - lanes4(y->boxes->c[j][y->lane]);
+        along_y += mid_broadcast(ny, j) * between;
+        along_x -= nx_in_y[j] * between;
+    }
+    const f4 x0 = q * lo_x, x1 = q * hi_x, y0 = q * lanes4(sy->lo), y1 = q * lanes4(sy->hi);
+    const f4 slack = c->slack;
+    const i4 apart = (f4_min(x0, x1) + along_y - reach_x > lanes4(sy->hi) + slack) |
+                     (f4_max(x0, x1) + along_y + reach_x < lanes4(sy->lo) - slack) |
+                     (f4_min(y0, y1) + along_x - reach_y > hi_x + slack) |
+                     (f4_max(y0, y1) + along_x + reach_y < lo_x - slack);
+    return (unsigned)i4_mask4(apart);
 }
 
+// Two leaves meet here only through an unfolding that has tested their slabs
+// (wide_unfold), or as the roots of two one-leaf trees.
 static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b) {
     if (a->ref < 0 && b->ref < 0) {
-        ++c->r->node_tests;
-        if (leaf_slabs_apart(c, a, b)) return true;
         return collide_leaves(c, mid_leaf_first(a->ref), mid_leaf_count(a->ref),
                               mid_leaf_first(b->ref), mid_leaf_count(b->ref));
     }
@@ -601,6 +639,7 @@ static void side_init(side* s, const carom_mesh* mesh, const carom_rot* m, vec3s
     for (int j = 0; j < 3; ++j) {
         s->col[j] = f4_make(m->row[0].raw[j], m->row[1].raw[j], m->row[2].raw[j]);
         s->abs_col[j] = f4_abs(s->col[j]);
+        s->row[j] = f4_make(m->row[j].raw[0], m->row[j].raw[1], m->row[j].raw[2]);
         for (int i = 0; i < 3; ++i) {
             s->m[j][i] = lanes4(m->row[j].raw[i]);
             s->abs_m[j][i] = f4_abs(s->m[j][i]);
