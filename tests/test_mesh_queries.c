@@ -437,6 +437,98 @@ static void test_collide_leaf_sizes(void** state) {
     mesh_free(&db);
 }
 
+// A flat grid of n by n squares, two triangles each, on the plane
+// z = 0.5 x + 0.3 y over [0, 1]^2, moved by d along the plane's unit normal.
+static mesh_data make_tilted_grid(int n, double d) {
+    const double length = sqrt(1.0 + 0.25 + 0.09);
+    const double normal[3] = {-0.5 / length, -0.3 / length, 1.0 / length};
+    const int row = n + 1;
+    mesh_data md = {row * row, malloc(sizeof(float[3]) * (size_t)(row * row)), 2 * n * n,
+                    malloc(sizeof(int[3]) * (size_t)(2 * n * n))};
+    for (int i = 0; i <= n; ++i) {
+        for (int j = 0; j <= n; ++j) {
+            const double p[3] = {(double)i / n, (double)j / n, 0.5 * i / n + 0.3 * j / n};
+            for (int k = 0; k < 3; ++k) md.vertices[i * row + j][k] = (float)(p[k] + d * normal[k]);
+        }
+    }
+    for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j) {
+            const int v00 = i * row + j, v10 = v00 + row, v01 = v00 + 1, v11 = v10 + 1;
+            int* t = md.triangles[2 * (i * n + j)];
+            t[0] = v00, t[1] = v10, t[2] = v11;
+            t[3] = v00, t[4] = v11, t[5] = v01;
+        }
+    }
+    return md;
+}
+
+// Parallel copies of a flat patch, 0.01 apart, far closer than the
+// thickness of their tilted boxes: the leaves' slabs part every leaf pair
+// before any triangle is tested, whether a tree is a single leaf (the
+// roots meet) or wide (an unfolding meets a leaf), each way round. Copies
+// that coincide do meet, so the trees are not simply apart.
+static void test_collide_slabs_part_parallel_leaves(void** state) {
+    (void)state;
+    ref_rng rng = {2024};
+    const struct {
+        int n, leaf_size;
+    } trees[] = {{1, 8}, {2, 8}, {8, 2}, {8, 8}};
+    const int count = (int)(sizeof trees / sizeof trees[0]);
+    const carom_tree_kind kinds[] = {CAROM_TREE_AABB, CAROM_TREE_AABB_SAH};
+    for (int kind = 0; kind < 2; ++kind) {
+        for (int i = 0; i < count; ++i) {
+            for (int j = 0; j < count; ++j) {
+                mesh_data da = make_tilted_grid(trees[i].n, 0.0);
+                mesh_data db = make_tilted_grid(trees[j].n, 0.01);
+                mesh_data dc = make_tilted_grid(trees[j].n, 0.0);
+                carom_mesh_desc desc_a = {kinds[kind], trees[i].leaf_size};
+                carom_mesh_desc desc_b = {kinds[kind], trees[j].leaf_size};
+                carom_mesh ma, mb, mc;
+                assert_int_equal(carom_mesh_create((const vec3s*)da.vertices, da.vertex_count,
+                                                   &da.triangles[0][0], da.triangle_count,
+                                                   &desc_a, &ma),
+                                 CAROM_OK);
+                assert_int_equal(carom_mesh_create((const vec3s*)db.vertices, db.vertex_count,
+                                                   &db.triangles[0][0], db.triangle_count,
+                                                   &desc_b, &mb),
+                                 CAROM_OK);
+                assert_int_equal(carom_mesh_create((const vec3s*)dc.vertices, dc.vertex_count,
+                                                   &dc.triangles[0][0], dc.triangle_count,
+                                                   &desc_b, &mc),
+                                 CAROM_OK);
+                carom_xform pose = random_pose(&rng, 0.5f);
+                for (int way = 0; way < 2; ++way) {
+                    const carom_mesh* first = way ? &mb : &ma;
+                    const carom_mesh* second = way ? &ma : &mb;
+                    pair_set got = {0};
+                    carom_mesh_query_result r =
+                        carom_mesh_collide(first, pose, second, pose, collect_pair, &got);
+                    assert_int_equal(r.state, CAROM_OK);
+                    assert_int_equal(got.n, 0);
+                    assert_true(r.node_tests > 0);
+                    if (r.triangle_tests != 0) {
+                        fail_msg("grids of %d and %d squares, leaves of %d and %d: %lld "
+                                 "triangle tests",
+                                 trees[i].n, trees[j].n, trees[i].leaf_size,
+                                 trees[j].leaf_size, (long long)r.triangle_tests);
+                    }
+                    free(got.p);
+                }
+                pair_set touching = {0};
+                carom_mesh_collide(&ma, pose, &mc, pose, collect_pair, &touching);
+                assert_true(touching.n > 0);
+                free(touching.p);
+                carom_mesh_destroy(&ma);
+                carom_mesh_destroy(&mb);
+                carom_mesh_destroy(&mc);
+                mesh_free(&da);
+                mesh_free(&db);
+                mesh_free(&dc);
+            }
+        }
+    }
+}
+
 // Slivers: the leaf test's plane and segment culls must allow for the
 // rounding of normals far shorter than the edges squared.
 static void test_collide_slivers(void** state) {
@@ -1391,6 +1483,7 @@ int main(void) {
         cmocka_unit_test(test_collide_coplanar_at_every_scale),
         cmocka_unit_test(test_collide_soups),
         cmocka_unit_test(test_collide_leaf_sizes),
+        cmocka_unit_test(test_collide_slabs_part_parallel_leaves),
         cmocka_unit_test(test_collide_slivers),
         cmocka_unit_test(test_collide_sliver_planes),
         cmocka_unit_test(test_collide_real_meshes),

@@ -1,4 +1,5 @@
-// Mesh against mesh: both trees descended together in a's frame.
+// Mesh against mesh: both trees descended together, each node's box seen
+// from both frames, the triangles met in a's frame.
 #include <float.h>
 
 #include "mid/mesh_query.h"
@@ -494,15 +495,16 @@ static inline const mid_leaf_slab* wnode_slab(const struct carom_mesh_data* d, c
 }
 
 static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b);
-static unsigned leaf_slabs_apart(const collide_ctx* c, const side* xs, const mid_wide_node* n,
-                                 const wide_boxes* k, const wnode* y);
+static unsigned leaf_slabs_apart(const collide_ctx* c, const side* xs, const side* ys,
+                                 const mid_leaf_slab* const x_slabs[4], const wide_boxes* k,
+                                 const wnode* y);
 
 // Unfolds wide node x of side xs against y, the other tree's node: SAT-lite
 // for its (up to) four children at once, x's axes with y's box as seen from
-// x, then y's axes with the four boxes brought into y's frame side by side.
-// Each call goes a wide level down one tree, so the recursion is at most the
-// two wide trees' depths together deep (about CAROM_MESH_MAX_DEPTH frames
-// of a few hundred bytes).
+// x, then y's axes with the four boxes brought into y's frame side by side;
+// against a leaf y, the leaf lanes' slabs too. Each call goes a wide level
+// down one tree, so the recursion is at most the two wide trees' depths
+// together deep (about CAROM_MESH_MAX_DEPTH frames of a few hundred bytes).
 static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wnode* y,
                         bool x_is_a) {
     const mid_wide_node* n = &xs->t.d->wide_nodes[x->ref];
@@ -538,8 +540,14 @@ static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wn
         memcpy(&child, n->child, sizeof child);
         unsigned leaves = live & (unsigned)i4_mask4(child < (i4){0, 0, 0, 0});
         if (leaves) {
-            c->r->node_tests += (0x4332322132212110ull >> (4 * leaves)) & 15;  // bits set
-            live &= ~(leaves & leaf_slabs_apart(c, xs, n, &k, y));
+            // The bits set in `leaves`, from a table of nibbles: without
+            // a popcount instruction (x86-64's baseline has none) the
+            // builtin is a library call.
+            c->r->node_tests += (0x4332322132212110ull >> (4 * leaves)) & 15;
+            const mid_leaf_slab* slabs[4];
+            for (int i = 0; i < 4; ++i) slabs[i] = mid_wide_slab(xs->t.d->leaf_slabs, n, i);
+            const side* ys = x_is_a ? &c->b : &c->a;
+            live &= ~(leaves & leaf_slabs_apart(c, xs, ys, slabs, &k, y));
         }
     }
     f4 size = k.e[0] + k.e[1] + k.e[2];
@@ -552,10 +560,10 @@ static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wn
     return true;
 }
 
-// The lanes of wide node n (side xs; k its unfolding) whose leaves are
-// apart from y, a leaf of the other tree, by more than the slack, along the
-// normal of one of their slabs (mid_leaf_slab); lanes that hold no leaf
-// read slab 0 and are to be masked by the caller. A leaf is bounded by its
+// The lanes of k (boxes of side xs, their slabs x_slabs) whose leaves are
+// apart from y, a leaf of side ys, by more than the slack, along the
+// normal of one of their slabs (mid_leaf_slab); a lane that holds no leaf
+// gives a meaningless bit, for the caller to mask. A leaf is bounded by its
 // slab and its box together: for a point c + d of it (c its box's centre)
 // and a direction m, and any number q,
 //     m . d = q (n . d) + w . d   with w = m - q n,
@@ -565,17 +573,16 @@ static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wn
 // directions share q, and both centres' offsets come from one difference
 // of centres, in y's frame; each w meets the box of its own leaf in that
 // leaf's frame. The slack covers the rounding as it does for the boxes.
-static unsigned leaf_slabs_apart(const collide_ctx* c, const side* xs, const mid_wide_node* n,
-                                 const wide_boxes* k, const wnode* y) {
-    const side* ys = xs == &c->a ? &c->b : &c->a;
+static unsigned leaf_slabs_apart(const collide_ctx* c, const side* xs, const side* ys,
+                                 const mid_leaf_slab* const x_slabs[4], const wide_boxes* k,
+                                 const wnode* y) {
     // The lanes' slabs side by side: rows normal x, y, z and lo from each
     // slab's first four floats, hi from its last four.
-    const mid_leaf_slab* slabs = xs->t.d->leaf_slabs;
     f4 head[4], tail[4], nx[4], rest[4];
     for (int i = 0; i < 4; ++i) {
-        const mid_leaf_slab* s = &slabs[n->slab[i]];
+        const char* s = (const char*)x_slabs[i];
         memcpy(&head[i], s, sizeof head[i]);
-        memcpy(&tail[i], &s->normal[1], sizeof tail[i]);
+        memcpy(&tail[i], s + sizeof(float), sizeof tail[i]);
     }
     transpose4(head[0], head[1], head[2], head[3], nx);
     transpose4(tail[0], tail[1], tail[2], tail[3], rest);
@@ -610,10 +617,15 @@ static unsigned leaf_slabs_apart(const collide_ctx* c, const side* xs, const mid
     return (unsigned)i4_mask4(apart);
 }
 
-// Two leaves meet here only through an unfolding that has tested their slabs
-// (wide_unfold), or as the roots of two one-leaf trees.
+// Two leaves meet here through an unfolding that has tested their slabs
+// (wide_unfold), or as the roots of two one-leaf trees, tested here.
 static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b) {
     if (a->ref < 0 && b->ref < 0) {
+        if (!a->parent && !b->parent) {
+            const mid_leaf_slab* root = &c->a.t.d->root_slab;
+            const mid_leaf_slab* const slabs[4] = {root, root, root, root};
+            if (leaf_slabs_apart(c, &c->a, &c->b, slabs, a->boxes, b) & 1) return true;
+        }
         return collide_leaves(c, mid_leaf_first(a->ref), mid_leaf_count(a->ref),
                               mid_leaf_first(b->ref), mid_leaf_count(b->ref));
     }

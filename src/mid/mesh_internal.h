@@ -39,6 +39,9 @@ typedef struct mid_leaf_slab {
     float normal[3];
     float lo, hi;
 } mid_leaf_slab;
+// Mesh against mesh gathers four slabs into lanes as two loads of four
+// floats each, from a slab's first float and from its second.
+_Static_assert(sizeof(mid_leaf_slab) == 5 * sizeof(float), "a slab is five packed floats");
 
 // An AABB tree as the mesh keeps it: four-wide nodes, which every query on
 // it walks (mesh against mesh, rays, shape casts, box queries). A wide node
@@ -58,7 +61,11 @@ typedef struct mid_wide_node {
     float half[3][4];    // half extents: (max - min) * 0.5f of the child's box
     int32_t child[4];
     int32_t count;       // lanes in use, 2 to 4
-    int32_t slab[4];     // a leaf lane's slab in the mesh's leaf_slabs; 0 for others
+    // A leaf lane's slab in the mesh's leaf_slabs; 0 for others, which a
+    // tree with wide nodes always has (it has two leaves or more): mesh
+    // against mesh reads every lane's slab and masks the lanes that are not
+    // leaves.
+    int32_t slab[4];
 } mid_wide_node;
 
 // The slab of lane i of n, a leaf lane.
