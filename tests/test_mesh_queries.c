@@ -448,7 +448,9 @@ static mesh_data make_tilted_grid(int n, double d) {
     for (int i = 0; i <= n; ++i) {
         for (int j = 0; j <= n; ++j) {
             const double p[3] = {(double)i / n, (double)j / n, 0.5 * i / n + 0.3 * j / n};
-            for (int k = 0; k < 3; ++k) md.vertices[i * row + j][k] = (float)(p[k] + d * normal[k]);
+            for (int k = 0; k < 3; ++k) {
+                md.vertices[i * row + j][k] = (float)(p[k] + d * normal[k]);
+            }
         }
     }
     for (int i = 0; i < n; ++i) {
