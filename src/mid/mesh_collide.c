@@ -34,11 +34,12 @@ bool mid_pair_frame_init(const carom_mesh* a, carom_xform pose_a, const carom_me
 }
 
 // A triangle ready for leaf tests, in a's frame: its corners side by side
-// (lanes v0, v1, v2, v2), so the other triangle's corners meet its plane
-// n . x = d in a few vector operations, and their box. 128 bytes: the
-// caches hold twice the triangles they would if the plane's broadcasts and
-// the corners one by one were kept too, which are remade where needed for a
-// few operations (the bunny queries' instructions fell 2.5-5.6%).
+// (lanes v0, v1, v2, v2), so that the other triangle's corners meet its
+// plane n . x = d in a few vector operations; the corners' box; n (lane 3
+// zero), and d and the tolerances as scalars. The plane's broadcasts and
+// the corners one by one are remade where they are needed, for a few
+// operations, rather than kept: at 128 bytes, the caches hold twice the
+// triangles in the same stack, and a query prepares fewer of them again.
 typedef struct leaf_triangle {
     f4 x, y, z;
     f4 lo, hi;
@@ -50,7 +51,7 @@ typedef struct leaf_triangle {
     float near_k, near_l;
     float extent;  // the box's largest extent
 } leaf_triangle;
-_Static_assert(sizeof(leaf_triangle) == 128, "a cached triangle is 128 bytes");
+_Static_assert(sizeof(leaf_triangle) <= 128, "a cached triangle fits in 128 bytes");
 
 static inline f4 lanes4(float v) { return (f4){v, v, v, v}; }
 
@@ -73,11 +74,9 @@ static inline void transpose3(f4 t0, f4 t1, f4 t2, f4 t3, f4 out[3]) {
     for (int j = 0; j < 3; ++j) out[j] = rows[j];
 }
 
-// The corners one by one.
+// The corners one by one (lane 3 zero).
 static inline void leaf_triangle_corners(const leaf_triangle* t, f4 v[3]) {
-    f4 corners[4];
-    transpose4(t->x, t->y, t->z, f4_zero(), corners);
-    for (int k = 0; k < 3; ++k) v[k] = corners[k];
+    transpose3(t->x, t->y, t->z, f4_zero(), v);
 }
 
 // The near plane cull's tolerance in float epsilons (leaf_triangles_near).
@@ -142,7 +141,9 @@ static bool leaf_triangles_near(const leaf_triangle* a, const leaf_triangle* b);
 // (near-coincident surfaces above all), then the planes again on corners
 // taken from a point near the pair, which parts near-parallel neighbours
 // far closer, then the crossing segments. Each step only settles pairs
-// whose answer is the exact test's; the exact test takes the rest.
+// whose answer is the exact test's, up to float rounding (two triangles
+// that touch, or nearly, within it can get either answer from either
+// test); the exact test takes the rest.
 // leaf_triangles_meet_boxed takes the pair from the planes on, for
 // triangles whose boxes meet.
 static inline bool leaf_triangles_meet_boxed(const leaf_triangle* a, const leaf_triangle* b) {
@@ -176,17 +177,17 @@ static inline bool leaf_triangles_meet_boxed(const leaf_triangle* a, const leaf_
 static bool leaf_triangles_near(const leaf_triangle* a, const leaf_triangle* b) {
     f4 ox = mid_broadcast(a->x, 0), oy = mid_broadcast(a->y, 0), oz = mid_broadcast(a->z, 0);
     const f4 ca[3] = {a->x - ox, a->y - oy, a->z - oz}, cb[3] = {b->x - ox, b->y - oy, b->z - oz};
-    const f4 nax = mid_broadcast(a->n, 0), nay = mid_broadcast(a->n, 1);
-    const f4 naz = mid_broadcast(a->n, 2), nbx = mid_broadcast(b->n, 0);
-    const f4 nby = mid_broadcast(b->n, 1), nbz = mid_broadcast(b->n, 2);
+    const f4 na[3] = {mid_broadcast(a->n, 0), mid_broadcast(a->n, 1), mid_broadcast(a->n, 2)};
+    const f4 nb[3] = {mid_broadcast(b->n, 0), mid_broadcast(b->n, 1), mid_broadcast(b->n, 2)};
     const float e = a->extent + b->extent;
     f4 near_a = lanes4(e * (a->near_k + e * a->near_l));
     f4 near_b = lanes4(e * (b->near_k + e * b->near_l));
-    f4 sb_near = cb[0] * nax + cb[1] * nay + cb[2] * naz;
+    f4 sb_near = cb[0] * na[0] + cb[1] * na[1] + cb[2] * na[2];
     if (beyond(sb_near, near_a)) return false;
-    // b's first corner from o is lane 0 of cb.
+    // b's first corner from o is lane 0 of cb. The sum runs left to right,
+    // as f4_dot's does (the build keeps multiply-adds unfused).
     const float b_offset = cb[0][0] * b->n[0] + cb[1][0] * b->n[1] + cb[2][0] * b->n[2];
-    f4 sa_near = ca[0] * nbx + ca[1] * nby + ca[2] * nbz - lanes4(b_offset);
+    f4 sa_near = ca[0] * nb[0] + ca[1] * nb[1] + ca[2] * nb[2] - lanes4(b_offset);
     if (beyond(sa_near, near_b)) return false;
     // Crossing triangles by their segments on the planes' common line, on
     // the same corners: the projections' rounding scales with the pair and

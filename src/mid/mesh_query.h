@@ -46,7 +46,8 @@ bool mid_pair_frame_init(const carom_mesh* a, carom_xform pose_a, const carom_me
 // The leaf test of carom_mesh_collide: triangle va of a against vb of b,
 // each in its own mesh's frame.
 bool mid_pair_frame_triangles(const mid_pair_frame* f, const vec3s va[3], const vec3s vb[3]);
-// The same on four-lane corners (lane 3 zero): what the traversal calls.
+// The same on four-lane corners (lane 3 zero); the traversal runs the same
+// steps on the triangles it keeps prepared.
 bool mid_pair_frame_triangles_f4(const mid_pair_frame* f, const f4 va[3], const f4 vb[3]);
 
 // The leaf test of carom_mesh_shape_cast: the shape at `relative` (mesh
