@@ -531,6 +531,106 @@ static void test_collide_slabs_part_parallel_leaves(void** state) {
     }
 }
 
+// UV spheres about nearly one centre, each vertex's radius jittered: a pole
+// row is 2n + 1 vertices on the axis at slightly different heights, so the
+// pole fans are slivers with an edge along the axis, and the fans of two
+// such spheres, the second turned by up to 1e-7 rad and moved by up to
+// 1e-8 of the radius, touch along nearly one line, within float rounding
+// of it. The leaf test's segment verdict once trusted plane distances
+// below their own error there and answered "meet" where the exact test
+// answered "apart" (or the reverse). The two must agree on every pair of
+// pole-row triangles whose boxes meet.
+static mesh_data make_jittered_uv_sphere(int n, double r, double turn, double shift,
+                                         ref_rng* rng) {
+    const int row = 2 * n + 1;
+    mesh_data md = {(n + 1) * row, malloc(sizeof(float[3]) * (size_t)((n + 1) * row)), 4 * n * n,
+                    malloc(sizeof(int[3]) * (size_t)(4 * n * n))};
+    const double axis = 1.0 / sqrt(3.0), s = sin(0.5 * turn);
+    const double q[4] = {s * axis, -s * axis, s * axis, cos(0.5 * turn)};
+    double m[3][3];
+    ref_quat_to_matrix(q, m);
+    for (int i = 0; i <= n; ++i) {
+        for (int j = 0; j < row; ++j) {
+            double th = M_PI * i / n, ph = M_PI * j / n;
+            double rr = r * (1.0 + 0.05 * ref_rng_uniform(rng, -1, 1));
+            double p[3] = {rr * sin(th) * cos(ph), rr * sin(th) * sin(ph), rr * cos(th)};
+            for (int k = 0; k < 3; ++k) {
+                md.vertices[i * row + j][k] =
+                    (float)(m[k][0] * p[0] + m[k][1] * p[1] + m[k][2] * p[2] + shift * (k + 1) * r);
+            }
+        }
+    }
+    int k = 0;
+    for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < 2 * n; ++j) {
+            int a = i * row + j, b = a + 1, c = a + row, d = c + 1;
+            md.triangles[k][0] = a, md.triangles[k][1] = c, md.triangles[k][2] = b, ++k;
+            md.triangles[k][0] = b, md.triangles[k][1] = c, md.triangles[k][2] = d, ++k;
+        }
+    }
+    return md;
+}
+
+static void test_leaf_test_pole_fans(void** state) {
+    (void)state;
+    ref_rng rng = {77};
+    const double scales[] = {1e-3, 1.0, 1e3};
+    const double moves[3][2] = {{0.0, 1e-8}, {1e-7, 0.0}, {1e-7, 1e-8}};  // turn, shift
+    int checked = 0;
+    for (int si = 0; si < 3; ++si) {
+        for (int mi = 0; mi < 3; ++mi) {
+            for (int trial = 0; trial < 4; ++trial) {
+                const int na = 9 + 3 * trial, nb = 13 + 2 * trial;
+                mesh_data a = make_jittered_uv_sphere(na, scales[si], 0.0, 0.0, &rng);
+                mesh_data b =
+                    make_jittered_uv_sphere(nb, scales[si], moves[mi][0], moves[mi][1], &rng);
+                carom_mesh scene = build(&a, CAROM_TREE_AABB);
+                mid_pair_frame f;
+                carom_xform id = carom_xform_identity();
+                assert_true(mid_pair_frame_init(&scene, id, &scene, id, &f));
+                for (int ta = 0; ta < a.triangle_count; ++ta) {
+                    const int ring_a = ta / (4 * na);
+                    if (ring_a != 0 && ring_a != na - 1) continue;
+                    vec3s va[3];
+                    for (int c = 0; c < 3; ++c) {
+                        memcpy(&va[c], a.vertices[a.triangles[ta][c]], sizeof(float[3]));
+                    }
+                    for (int tb = 0; tb < b.triangle_count; ++tb) {
+                        const int ring_b = tb / (4 * nb);
+                        if (ring_b != 0 && ring_b != nb - 1) continue;
+                        vec3s vb[3];
+                        for (int c = 0; c < 3; ++c) {
+                            memcpy(&vb[c], b.vertices[b.triangles[tb][c]], sizeof(float[3]));
+                        }
+                        bool apart = false;  // the leaf test's first step, on float boxes
+                        for (int k = 0; k < 3; ++k) {
+                            float alo = fminf(va[0].raw[k], fminf(va[1].raw[k], va[2].raw[k]));
+                            float ahi = fmaxf(va[0].raw[k], fmaxf(va[1].raw[k], va[2].raw[k]));
+                            float blo = fminf(vb[0].raw[k], fminf(vb[1].raw[k], vb[2].raw[k]));
+                            float bhi = fmaxf(vb[0].raw[k], fmaxf(vb[1].raw[k], vb[2].raw[k]));
+                            apart |= ahi < blo || bhi < alo;
+                        }
+                        if (apart) continue;
+                        ++checked;
+                        bool leaf = mid_pair_frame_triangles(&f, va, vb);
+                        bool exact = mid_triangles_intersect(va, vb);
+                        if (leaf != exact) {
+                            fail_msg("scale %g, turn %g, shift %g, rings %d and %d, triangles %d "
+                                     "and %d: leaf test %d, exact test %d",
+                                     scales[si], moves[mi][0], moves[mi][1], na, nb, ta, tb, leaf,
+                                     exact);
+                        }
+                    }
+                }
+                carom_mesh_destroy(&scene);
+                mesh_free(&a);
+                mesh_free(&b);
+            }
+        }
+    }
+    assert_true(checked > 1000);
+}
+
 // Slivers: the leaf test's plane and segment culls must allow for the
 // rounding of normals far shorter than the edges squared.
 static void test_collide_slivers(void** state) {
@@ -1488,6 +1588,7 @@ int main(void) {
         cmocka_unit_test(test_collide_slabs_part_parallel_leaves),
         cmocka_unit_test(test_collide_slivers),
         cmocka_unit_test(test_collide_sliver_planes),
+        cmocka_unit_test(test_leaf_test_pole_fans),
         cmocka_unit_test(test_collide_real_meshes),
         cmocka_unit_test(test_collide_house_and_terrain),
         cmocka_unit_test(test_raycast_analytic),

@@ -237,8 +237,8 @@ static inline bool mid_straddles(f4 s) {
 // 1 when the segments the triangles cut on the planes' common line overlap
 // by more than a margin, 0 when they are apart by more, -1 when the caller
 // must decide otherwise: a triangle does not cross the other's plane, a
-// corner lies on it, the planes are within about 1/20 rad, or the call is
-// too close. The margin is `margin_per_d` * |d|_1 (d the line's direction,
+// corner lies on it or within its distance's error of it, the planes are
+// within about 1/20 rad, or the call is too close. The margin is `margin_per_d` * |d|_1 (d the line's direction,
 // for the projections' rounding; the direction itself is good to a few
 // epsilons over the angle) plus the error of each segment's ends that the
 // distances' error causes (mid_crossing_range).
@@ -246,6 +246,11 @@ static inline int mid_segment_verdict(const f4 a[3], f4 na, f4 a_dist, f4 a_dist
                                       const f4 b[3], f4 nb, f4 b_dist, f4 b_dist_error,
                                       float margin_per_d) {
     if (!mid_straddles(a_dist) || !mid_straddles(b_dist)) return -1;
+    // A corner that close may lie on either side, and the edges from it
+    // then cross the plane anywhere along them: two triangles that touch
+    // along an edge lying in both planes (fans meeting at a pole) got
+    // either answer here.
+    if (i4_mask3((f4_abs(a_dist) <= a_dist_error) | (f4_abs(b_dist) <= b_dist_error))) return -1;
     f4 d = f4_cross(na, nb);
     f4 dabs = f4_abs(d);
     if (!(f4_max3(dabs) > 0.05f * f4_max3(f4_abs(na)) * f4_max3(f4_abs(nb)))) return -1;
