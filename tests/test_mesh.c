@@ -350,7 +350,13 @@ static void test_invalid_arguments(void** state) {
     carom_mesh_destroy(NULL);
     carom_mesh zero = {0};
     carom_mesh_destroy(&zero);
+    // The default tree, with no description or a zeroed one, is SAH's.
+    carom_mesh_desc zeroed = {0};
+    assert_int_equal(carom_mesh_create(v, 4, idx, 2, &zeroed, &m), CAROM_OK);
+    assert_int_equal(m.tree, CAROM_TREE_AABB_SAH);
+    carom_mesh_destroy(&m);
     assert_int_equal(carom_mesh_create(v, 4, idx, 2, NULL, &m), CAROM_OK);
+    assert_int_equal(m.tree, CAROM_TREE_AABB_SAH);
     assert_int_equal(carom_mesh_refit(&m, v, 3), CAROM_ERR_INVALID_ARG);
     assert_int_equal(carom_mesh_refit(&m, NULL, 4), CAROM_ERR_INVALID_ARG);
     assert_int_equal(carom_mesh_refit(NULL, v, 4), CAROM_ERR_INVALID_ARG);

@@ -36,7 +36,7 @@ static carom_status check_arguments(const vec3s* vertices, int vertex_count, con
     }
     if (triangle_count > CAROM_MESH_MAX_TRIANGLES) return CAROM_ERR_CAPACITY;
     if (desc && (desc->leaf_size < 0 || desc->leaf_size > MID_MAX_LEAF_SIZE ||
-                 desc->tree < CAROM_TREE_AABB || desc->tree > CAROM_TREE_BOXTREE)) {
+                 desc->tree < CAROM_TREE_AABB_SAH || desc->tree > CAROM_TREE_BOXTREE)) {
         return CAROM_ERR_INVALID_ARG;
     }
     for (int i = 0; i < vertex_count; ++i) {
@@ -114,7 +114,7 @@ carom_status carom_mesh_create(const vec3s* vertices, int vertex_count, const in
     carom_mesh mesh = {0};
     mesh.vertex_count = vertex_count;
     mesh.triangle_count = triangle_count;
-    mesh.tree = desc ? desc->tree : CAROM_TREE_AABB;
+    mesh.tree = desc ? desc->tree : CAROM_TREE_AABB_SAH;
     struct carom_mesh_data* d = carom_alloc(sizeof *d);
     if (!d) return CAROM_ERR_OUT_OF_MEMORY;
     memset(d, 0, sizeof *d);
