@@ -35,8 +35,9 @@ typedef enum carom_tree_kind {
     /// holding the boxes of its (up to four) grandchildren, 132 bytes, and
     /// each leaf's slab along its mean normal (20 bytes); about 15 bytes per
     /// triangle with the default leaf size. The default: it answers mesh
-    /// against mesh, rays and most first hits faster than the midpoint
-    /// split, for a build about twice as long (README, "Meshes").
+    /// against mesh, most first hits and rays through large triangles
+    /// faster than the midpoint split, for a build about twice as long
+    /// (README, "Meshes").
     CAROM_TREE_AABB_SAH = 0,
     /// AABB tree split at the middle of the longest axis of the node's box,
     /// each triangle going to the side holding its centroid (the seed

@@ -1,5 +1,7 @@
 // AABB tree build (longest-axis midpoint split, or binned SAH) and refit,
 // plus the split shared with the boxtree.
+#include <stddef.h>
+
 #include "mid/walk.h"
 
 void mid_range_box(const mid_build* b, int first, int count, vec3s* min, vec3s* max) {
@@ -85,18 +87,21 @@ int mid_partition(mid_build* b, int first, int count, vec3s box_min, vec3s box_m
 }
 
 // --- binned SAH ----------------------------------------------------------------
-// The SAH build bins all three axes, not only the longest: the better
-// splits cut mesh-against-mesh time by 1-7% on the bunny poses. It keeps
-// its own copy of each triangle's box and centroid in tree order, moved
-// with the partition, so that every pass over a node's range reads memory
-// in order and four lanes at a time; that pays for the two extra axes (the
-// bunny builds in the time the longest axis alone took, reading the
-// caller-ordered arrays through the order array).
+// The SAH build bins all three axes, not only the longest, for better
+// splits. It keeps its own copy of each triangle's box and centroid in
+// tree order, moved with the partition, so that every pass over a node's
+// range reads memory in order, four lanes at a time; that pays for the two
+// extra axes, against reading the caller-ordered arrays through the order
+// array. The shared arrays are freed once copied.
 
 typedef struct sah_item {
     vec3s centroid, min, max;
     int32_t index;  // the caller's
 } sah_item;
+// Each field is read as four floats (mid_load3): the last, max, has the
+// index after it inside the item.
+_Static_assert(offsetof(sah_item, max) + 4 * sizeof(float) <= sizeof(sah_item),
+               "an item's fields can be read four floats at a time");
 
 #define SAH_BINS 16
 
@@ -118,7 +123,9 @@ static void items_box(const sah_item* it, int count, vec3s* min, vec3s* max) {
 
 // The bins of a centroid on the three axes (lanes), the same in the binning
 // and the partition, so that the partition splits exactly where the costs
-// did. An axis without extent has scale 0: every centroid in bin 0.
+// did. An axis whose extent is zero, or so small that SAH_BINS / extent
+// overflows, has scale 0: every centroid in bin 0, and no plane is sought
+// on it.
 static inline i4 sah_bins_of(f4 c, f4 lo, f4 scale) {
     const f4 last = {SAH_BINS - 1, SAH_BINS - 1, SAH_BINS - 1, 0};
     f4 k = f4_min(f4_max((c - lo) * scale, f4_zero()), last);
@@ -149,54 +156,55 @@ static int sah_split(sah_item* it, int count, int depth) {
     int bin_count[3][SAH_BINS] = {{0}};
     f4 bin_min[3][SAH_BINS], bin_max[3][SAH_BINS];
     const f4 empty_min = {INFINITY, INFINITY, INFINITY, 0}, empty_max = -empty_min;
-    for (int k = 0; k < 3; ++k) {
-        for (int b = 0; b < SAH_BINS; ++b) {
-            bin_min[k][b] = empty_min;
-            bin_max[k][b] = empty_max;
+    for (int axis = 0; axis < 3; ++axis) {
+        for (int bin = 0; bin < SAH_BINS; ++bin) {
+            bin_min[axis][bin] = empty_min;
+            bin_max[axis][bin] = empty_max;
         }
     }
     for (int i = 0; i < count; ++i) {
-        const i4 b = sah_bins_of(mid_load3(it[i].centroid.raw), cmin, scale);
+        const i4 bins = sah_bins_of(mid_load3(it[i].centroid.raw), cmin, scale);
         const f4 lo = mid_load3(it[i].min.raw), hi = mid_load3(it[i].max.raw);
-        for (int k = 0; k < 3; ++k) {
-            ++bin_count[k][b[k]];
-            bin_min[k][b[k]] = f4_min(bin_min[k][b[k]], lo);
-            bin_max[k][b[k]] = f4_max(bin_max[k][b[k]], hi);
+        for (int axis = 0; axis < 3; ++axis) {
+            ++bin_count[axis][bins[axis]];
+            bin_min[axis][bins[axis]] = f4_min(bin_min[axis][bins[axis]], lo);
+            bin_max[axis][bins[axis]] = f4_max(bin_max[axis][bins[axis]], hi);
         }
     }
     // Per axis, sweep from the right for the cost of every right part, then
-    // from the left choosing the cheapest plane.
+    // from the left choosing the cheapest plane. Ties keep the first plane:
+    // costs tie at zero only for boxes of no area, which only zero-area
+    // triangles (never reported) have, and the depth stays bounded anyway.
     int best_axis = -1, best_bin = 0;
     float best = INFINITY;
-    for (int k = 0; k < 3; ++k) {
-        if (!(scale[k] > 0.0f)) continue;
+    for (int axis = 0; axis < 3; ++axis) {
+        if (!(scale[axis] > 0.0f)) continue;
         float right_cost[SAH_BINS];
         f4 rmin = empty_min, rmax = empty_max;
         int n = 0;
-        for (int b = SAH_BINS - 1; b > 0; --b) {
-            rmin = f4_min(rmin, bin_min[k][b]);
-            rmax = f4_max(rmax, bin_max[k][b]);
-            n += bin_count[k][b];
-            right_cost[b] = n ? half_area4(rmin, rmax) * (float)n : 0.0f;
+        for (int bin = SAH_BINS - 1; bin > 0; --bin) {
+            rmin = f4_min(rmin, bin_min[axis][bin]);
+            rmax = f4_max(rmax, bin_max[axis][bin]);
+            n += bin_count[axis][bin];
+            right_cost[bin] = n ? half_area4(rmin, rmax) * (float)n : 0.0f;
         }
         f4 lmin = empty_min, lmax = empty_max;
         int left_n = 0;
-        for (int b = 0; b < SAH_BINS - 1; ++b) {
-            lmin = f4_min(lmin, bin_min[k][b]);
-            lmax = f4_max(lmax, bin_max[k][b]);
-            left_n += bin_count[k][b];
+        for (int bin = 0; bin < SAH_BINS - 1; ++bin) {
+            lmin = f4_min(lmin, bin_min[axis][bin]);
+            lmax = f4_max(lmax, bin_max[axis][bin]);
+            left_n += bin_count[axis][bin];
             if (left_n == 0 || left_n == count) continue;
-            float cost = half_area4(lmin, lmax) * (float)left_n + right_cost[b + 1];
+            float cost = half_area4(lmin, lmax) * (float)left_n + right_cost[bin + 1];
             if (cost < best) {
                 best = cost;
-                best_axis = k;
-                best_bin = b;
+                best_axis = axis;
+                best_bin = bin;
             }
         }
     }
-    // An axis with any extent has its lowest and highest centroids in bins
-    // 0 and SAH_BINS - 1, so some plane splits; NaN costs (huge boxes)
-    // could still leave none.
+    // An axis with a scale has its lowest and highest centroids in bins 0
+    // and SAH_BINS - 1, so some plane splits; this only guards that.
     if (best_axis < 0) return count / 2;
     int i = 0, j = count - 1;
     while (i <= j) {
@@ -269,6 +277,12 @@ carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah) {
     for (int i = 0; sah && i < b->count; ++i) {
         int t = b->order[i];
         items[i] = (sah_item){b->centroid[t], b->tri_min[t], b->tri_max[t], t};
+    }
+    if (sah) {  // copied: the build's peak memory need not hold both
+        carom_free(b->centroid);
+        carom_free(b->tri_min);
+        carom_free(b->tri_max);
+        b->centroid = b->tri_min = b->tri_max = NULL;
     }
     aabb_builder ab = {b, nodes, 1, leaf, 0, items};
     build_node(&ab, 0, 0, b->count, 0);
