@@ -1112,6 +1112,61 @@ static void test_raycast_meshes(void** state) {
     }
 }
 
+// Distance from the point to the box of the three corners, in double.
+static double distance_to_corners_box(vec3s point, const vec3s c[3]) {
+    double sum = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        double lo = fmin(c[0].raw[k], fmin(c[1].raw[k], c[2].raw[k]));
+        double hi = fmax(c[0].raw[k], fmax(c[1].raw[k], c[2].raw[k]));
+        double x = point.raw[k], out = x < lo ? lo - x : (x > hi ? x - hi : 0.0);
+        sum += out * out;
+    }
+    return sqrt(sum);
+}
+
+// Triangles near 1e-20 in size and position against rays of length about
+// 2 that pass near them: the ray test's determinant (two edges and the
+// direction) underflowed in float, and a ray "hit" such a triangle 0.5 away
+// from it. A hit, if any, must lie within rounding of the ray's own
+// coordinates from the triangle.
+static void test_raycast_tiny_triangles(void** state) {
+    (void)state;
+    ref_rng rng = {31};
+    for (int trial = 0; trial < 2001; ++trial) {
+        vec3s c[3];
+        carom_ray ray;
+        if (trial == 0) {  // the case found first
+            c[0] = v3(0x1p-65f, 0, 0);
+            c[1] = v3(0x1.00418ap-65f, 0x1.0624dep-75f, 0);
+            c[2] = v3(0x1p-65f, 0x1.0624dep-75f, 0x1.0624dep-75f);
+            ray.origin = v3(0x1.e9786ap-1f, -0x1.edd16cp-1f, 0x1.8aea18p-1f);
+        } else {
+            double size = ldexp(1.0, -(60 + trial % 21));
+            double at[3];
+            for (int k = 0; k < 3; ++k) at[k] = ref_rng_uniform(&rng, -1, 1) * ldexp(1.0, -60);
+            for (int i = 0; i < 3; ++i) {
+                c[i] = v3((float)(at[0] + size * ref_rng_uniform(&rng, -1, 1)),
+                          (float)(at[1] + size * ref_rng_uniform(&rng, -1, 1)),
+                          (float)(at[2] + size * ref_rng_uniform(&rng, -1, 1)));
+            }
+            ray.origin = v3((float)ref_rng_uniform(&rng, -1, 1), (float)ref_rng_uniform(&rng, -1, 1),
+                            (float)ref_rng_uniform(&rng, -1, 1));
+        }
+        ray.translation = v3_scale(ray.origin, -2.0f);
+        int idx[3] = {0, 1, 2};
+        carom_mesh m;
+        assert_int_equal(carom_mesh_create(c, 3, idx, 1, NULL, &m), CAROM_OK);
+        carom_mesh_hit h = carom_mesh_raycast(&m, carom_xform_identity(), ray, CAROM_RAY_CLOSEST);
+        assert_int_equal(h.state, CAROM_DONE);
+        if (h.hit) {
+            double reach = 1e-6 * (sqrt(v3_len2(ray.origin)) + sqrt(v3_len2(ray.translation)));
+            double off = distance_to_corners_box(h.point, c);
+            if (off > reach) fail_msg("trial %d: hit %g from the triangle", trial, off);
+        }
+        carom_mesh_destroy(&m);
+    }
+}
+
 static void test_raycast_analytic(void** state) {
     (void)state;
     vec3s v[4] = {{{-1, -1, 0}}, {{1, -1, 0}}, {{1, 1, 0}}, {{-1, 1, 0}}};
@@ -1592,6 +1647,7 @@ int main(void) {
         cmocka_unit_test(test_collide_real_meshes),
         cmocka_unit_test(test_collide_house_and_terrain),
         cmocka_unit_test(test_raycast_analytic),
+        cmocka_unit_test(test_raycast_tiny_triangles),
         cmocka_unit_test(test_raycast_meshes),
         cmocka_unit_test(test_overlap_box_meshes),
         cmocka_unit_test(test_refit_equals_rebuild),

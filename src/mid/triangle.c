@@ -229,23 +229,38 @@ bool mid_triangle_box_intersect(const vec3s v[3], vec3s h) {
 // into the numerators instead of dividing early, so the accept tests compare
 // like with like. The fraction is computed the same way whatever t_max is,
 // so a tree walk (shrinking t_max) and a loop over all triangles (t_max = 1)
-// see bit-identical fractions and pick the same closest hit.
+// see bit-identical fractions and pick the same closest hit. In double: the
+// determinant is a product of two edges and the ray's direction, which in
+// float underflows for triangles near 1e-19 in size (a ray of length 2 then
+// "hit" a triangle 0.5 away), while double's range holds every product of
+// float coordinates.
+typedef struct ray_vec {
+    double x, y, z;
+} ray_vec;
+
+static inline ray_vec ray_vec_of(vec3s a) { return (ray_vec){a.x, a.y, a.z}; }
+static inline ray_vec ray_sub(ray_vec a, ray_vec b) { return (ray_vec){a.x - b.x, a.y - b.y, a.z - b.z}; }
+static inline double ray_dot(ray_vec a, ray_vec b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+static inline ray_vec ray_cross(ray_vec a, ray_vec b) {
+    return (ray_vec){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+
 bool mid_ray_triangle(vec3s p, vec3s d, const vec3s v[3], float t_max, float* t) {
-    vec3s e1 = v3_sub(v[1], v[0]);
-    vec3s e2 = v3_sub(v[2], v[0]);
-    vec3s q = v3_cross(d, e2);
-    float det = v3_dot(e1, q);
-    if (det == 0.0f) return false;  // parallel to the plane, or degenerate
-    float sign = det > 0.0f ? 1.0f : -1.0f;
-    float adet = det * sign;
-    vec3s s = v3_sub(p, v[0]);
-    float u = v3_dot(s, q) * sign;
-    if (u < 0.0f || u > adet) return false;
-    vec3s r = v3_cross(s, e1);
-    float w = v3_dot(d, r) * sign;
-    if (w < 0.0f || u + w > adet) return false;
-    float tt = v3_dot(e2, r) * sign;
-    if (tt < 0.0f || tt > adet) return false;
-    *t = carom_minf(tt / adet, 1.0f) + 0.0f;  // + 0: a hit at the start is +0, not -0
+    const ray_vec v0 = ray_vec_of(v[0]), dir = ray_vec_of(d);
+    const ray_vec e1 = ray_sub(ray_vec_of(v[1]), v0), e2 = ray_sub(ray_vec_of(v[2]), v0);
+    const ray_vec q = ray_cross(dir, e2);
+    const double det = ray_dot(e1, q);
+    if (det == 0.0) return false;  // parallel to the plane, or degenerate
+    const double sign = det > 0.0 ? 1.0 : -1.0, adet = det * sign;
+    const ray_vec s = ray_sub(ray_vec_of(p), v0);
+    const double u = ray_dot(s, q) * sign;
+    if (u < 0.0 || u > adet) return false;
+    const ray_vec r = ray_cross(s, e1);
+    const double w = ray_dot(dir, r) * sign;
+    if (w < 0.0 || u + w > adet) return false;
+    const double tt = ray_dot(e2, r) * sign;
+    if (tt < 0.0 || tt > adet) return false;
+    // + 0: a hit at the start is +0, not -0.
+    *t = carom_minf((float)(tt / adet), 1.0f) + 0.0f;
     return *t <= t_max;
 }
