@@ -188,6 +188,11 @@ static void corners(const carom_mesh* m, int t, vec3s v[3]) {
     v[2] = c.c;
 }
 
+// Triangle t of the data a mesh is built from.
+static void data_corners(const mesh_data* md, int t, vec3s v[3]) {
+    for (int c = 0; c < 3; ++c) memcpy(&v[c], md->vertices[md->triangles[t][c]], sizeof(float[3]));
+}
+
 static bool flat(const carom_mesh* m, int t) {
     return m->data->ids[m->data->position[t]] & MID_DEGENERATE_BIT;
 }
@@ -592,16 +597,12 @@ static void test_leaf_test_pole_fans(void** state) {
                     const int ring_a = ta / (4 * na);
                     if (ring_a != 0 && ring_a != na - 1) continue;
                     vec3s va[3];
-                    for (int c = 0; c < 3; ++c) {
-                        memcpy(&va[c], a.vertices[a.triangles[ta][c]], sizeof(float[3]));
-                    }
+                    data_corners(&a, ta, va);
                     for (int tb = 0; tb < b.triangle_count; ++tb) {
                         const int ring_b = tb / (4 * nb);
                         if (ring_b != 0 && ring_b != nb - 1) continue;
                         vec3s vb[3];
-                        for (int c = 0; c < 3; ++c) {
-                            memcpy(&vb[c], b.vertices[b.triangles[tb][c]], sizeof(float[3]));
-                        }
+                        data_corners(&b, tb, vb);
                         bool apart = false;  // the leaf test's first step, on float boxes
                         for (int k = 0; k < 3; ++k) {
                             float alo = fminf(va[0].raw[k], fminf(va[1].raw[k], va[2].raw[k]));
