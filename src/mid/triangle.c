@@ -239,7 +239,9 @@ typedef struct ray_vec {
 } ray_vec;
 
 static inline ray_vec ray_vec_of(vec3s a) { return (ray_vec){a.x, a.y, a.z}; }
-static inline ray_vec ray_sub(ray_vec a, ray_vec b) { return (ray_vec){a.x - b.x, a.y - b.y, a.z - b.z}; }
+static inline ray_vec ray_sub(ray_vec a, ray_vec b) {
+    return (ray_vec){a.x - b.x, a.y - b.y, a.z - b.z};
+}
 static inline double ray_dot(ray_vec a, ray_vec b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
 static inline ray_vec ray_cross(ray_vec a, ray_vec b) {
     return (ray_vec){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
