@@ -1,8 +1,6 @@
 // AABB tree build (longest-axis midpoint split, or binned SAH) and refit,
 // plus the split shared with the boxtree.
-#include <stddef.h>
-
-#include "mid/walk.h"
+#include "mid/build_rec.h"
 
 void mid_range_box(const mid_build* b, int first, int count, vec3s* min, vec3s* max) {
     vec3s lo = b->tri_min[b->order[first]], hi = b->tri_max[b->order[first]];
@@ -88,20 +86,11 @@ int mid_partition(mid_build* b, int first, int count, vec3s box_min, vec3s box_m
 
 // --- binned SAH ----------------------------------------------------------------
 // The SAH build bins all three axes, not only the longest, for better
-// splits. It keeps its own copy of each triangle's box and centroid in
-// tree order, moved with the partition, so that every pass over a node's
-// range reads memory in order, four lanes at a time; that pays for the two
-// extra axes, against reading the caller-ordered arrays through the order
-// array. The shared arrays are freed once copied.
-
-typedef struct sah_item {
-    vec3s centroid, min, max;
-    int32_t index;  // the caller's
-} sah_item;
-// Each field is read as four floats (mid_load3): the last, max, has the
-// index after it inside the item.
-_Static_assert(offsetof(sah_item, max) + 4 * sizeof(float) <= sizeof(sah_item),
-               "an item's fields can be read four floats at a time");
+// splits. It carries the triangles as the boxtree's build does (box_rec:
+// each box in tree order, moved with the partition), so that every pass
+// over a node's range reads memory in order, four lanes at a time; that
+// pays for the two extra axes, against reading the caller-ordered arrays
+// through the order array. The shared arrays are freed once copied.
 
 #define SAH_BINS 16
 
@@ -111,15 +100,10 @@ static inline float half_area4(f4 lo, f4 hi) {
     return e[0] * e[1] + e[1] * e[2] + e[2] * e[0];
 }
 
-static void items_box(const sah_item* it, int count, vec3s* min, vec3s* max) {
-    f4 lo = mid_load3(it[0].min.raw), hi = mid_load3(it[0].max.raw);
-    for (int i = 1; i < count; ++i) {
-        lo = f4_min(lo, mid_load3(it[i].min.raw));
-        hi = f4_max(hi, mid_load3(it[i].max.raw));
-    }
-    *min = f4_to(lo);
-    *max = f4_to(hi);
-}
+// A record's centroid, lane 3 zero: exactly prepare_build's. The index
+// bits are masked before the arithmetic: as a float they are a denormal,
+// which costs a microcode assist in every operation it enters.
+static inline f4 sah_centroid(const box_rec* r) { return (lanes3(r->lo) + r->hi) * 0.5f; }
 
 // The bins of a centroid on the three axes (lanes), the same in the binning
 // and the partition, so that the partition splits exactly where the costs
@@ -132,12 +116,12 @@ static inline i4 sah_bins_of(f4 c, f4 lo, f4 scale) {
     return __builtin_convertvector(k, i4);
 }
 
-// Splits items [0, count) (count > 1) at the cheapest plane between bins on
-// any axis; returns how many go left.
-static int sah_split(sah_item* it, int count, int depth) {
-    f4 cmin = mid_load3(it[0].centroid.raw), cmax = cmin;
+// Splits records [0, count) (count > 1) at the cheapest plane between bins
+// on any axis; returns how many go left.
+static int sah_split(box_rec* it, int count, int depth) {
+    f4 cmin = sah_centroid(&it[0]), cmax = cmin;
     for (int i = 1; i < count; ++i) {
-        f4 c = mid_load3(it[i].centroid.raw);
+        f4 c = sah_centroid(&it[i]);
         cmin = f4_min(cmin, c);
         cmax = f4_max(cmax, c);
     }
@@ -149,9 +133,14 @@ static int sah_split(sah_item* it, int count, int depth) {
         scale[k] = isfinite(s) ? s : 0.0f;
         any |= scale[k] > 0.0f;
     }
-    // Too deep, or every centroid at one point: halve the range as it
-    // stands, which bounds the depth as the median split does.
-    if (depth >= MID_MEDIAN_DEPTH || !any) return count / 2;
+    // Too deep, or every centroid at one point: the median split, by count,
+    // which bounds the depth.
+    if (depth >= MID_MEDIAN_DEPTH || !any) {
+        f4 extent = cmax - cmin;
+        mid_recs_select(it, count, mid_longest_axis(v3(extent[0], extent[1], extent[2])),
+                        count / 2);
+        return count / 2;
+    }
 
     int bin_count[3][SAH_BINS] = {{0}};
     f4 bin_min[3][SAH_BINS], bin_max[3][SAH_BINS];
@@ -163,8 +152,8 @@ static int sah_split(sah_item* it, int count, int depth) {
         }
     }
     for (int i = 0; i < count; ++i) {
-        const i4 bins = sah_bins_of(mid_load3(it[i].centroid.raw), cmin, scale);
-        const f4 lo = mid_load3(it[i].min.raw), hi = mid_load3(it[i].max.raw);
+        const i4 bins = sah_bins_of(sah_centroid(&it[i]), cmin, scale);
+        const f4 lo = lanes3(it[i].lo), hi = it[i].hi;
         for (int axis = 0; axis < 3; ++axis) {
             ++bin_count[axis][bins[axis]];
             bin_min[axis][bins[axis]] = f4_min(bin_min[axis][bins[axis]], lo);
@@ -208,10 +197,10 @@ static int sah_split(sah_item* it, int count, int depth) {
     if (best_axis < 0) return count / 2;
     int i = 0, j = count - 1;
     while (i <= j) {
-        if (sah_bins_of(mid_load3(it[i].centroid.raw), cmin, scale)[best_axis] <= best_bin) {
+        if (sah_bins_of(sah_centroid(&it[i]), cmin, scale)[best_axis] <= best_bin) {
             ++i;
         } else {
-            sah_item tmp = it[i];
+            box_rec tmp = it[i];
             it[i] = it[j];
             it[j--] = tmp;
         }
@@ -227,7 +216,7 @@ typedef struct aabb_builder {
     int used;
     int leaf_size;
     int depth;
-    sah_item* items;  // the SAH build's copy; NULL for the midpoint split
+    box_rec* items;  // the SAH build's copy; NULL for the midpoint split
 } aabb_builder;
 
 static void store_box(mid_aabb_node* n, vec3s min, vec3s max) {
@@ -241,7 +230,10 @@ static void build_node(aabb_builder* ab, int index, int first, int count, int de
     mid_aabb_node* n = &ab->nodes[index];
     vec3s min, max;
     if (ab->items) {
-        items_box(ab->items + first, count, &min, &max);
+        f4 lo, hi;
+        recs_box(ab->items + first, count, &lo, &hi);
+        min = f4_to(lo);
+        max = f4_to(hi);
     } else {
         mid_range_box(ab->b, first, count, &min, &max);
     }
@@ -268,7 +260,7 @@ carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah) {
     // 2n - 1 nodes. They are scratch: the mesh keeps their wide collapse.
     size_t cap = 2 * (size_t)b->count - 1;
     mid_aabb_node* nodes = carom_alloc(cap * sizeof *nodes);
-    sah_item* items = sah ? carom_alloc((size_t)b->count * sizeof *items) : NULL;
+    box_rec* items = sah ? carom_alloc((size_t)b->count * sizeof *items) : NULL;
     if (!nodes || (sah && !items)) {
         carom_free(nodes);
         carom_free(items);
@@ -276,7 +268,8 @@ carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah) {
     }
     for (int i = 0; sah && i < b->count; ++i) {
         int t = b->order[i];
-        items[i] = (sah_item){b->centroid[t], b->tri_min[t], b->tri_max[t], t};
+        const i4 id = {0, 0, 0, t};
+        items[i] = (box_rec){(f4)((i4)f4_from(b->tri_min[t]) | id), f4_from(b->tri_max[t])};
     }
     if (sah) {  // copied: the build's peak memory need not hold both
         carom_free(b->centroid);
@@ -286,7 +279,7 @@ carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah) {
     }
     aabb_builder ab = {b, nodes, 1, leaf, 0, items};
     build_node(&ab, 0, 0, b->count, 0);
-    for (int i = 0; sah && i < b->count; ++i) b->order[i] = items[i].index;
+    for (int i = 0; sah && i < b->count; ++i) b->order[i] = rec_id(&items[i]);
     carom_free(items);
     mesh->data->root_min = v3(nodes[0].min[0], nodes[0].min[1], nodes[0].min[2]);
     mesh->data->root_max = v3(nodes[0].max[0], nodes[0].max[1], nodes[0].max[2]);

@@ -638,6 +638,7 @@ static unsigned leaf_slabs_apart(const collide_ctx* c, const side* xs, const sid
 static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b) {
     if (a->ref < 0 && b->ref < 0) {
         if (!a->parent && !b->parent) {
+            ++c->r->node_tests;
             const mid_leaf_slab* root = &c->a.t.d->root_slab;
             const mid_leaf_slab* const slabs[4] = {root, root, root, root};
             if (leaf_slabs_apart(c, &c->a, &c->b, slabs, a->boxes, b) & 1) return true;
