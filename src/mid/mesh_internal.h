@@ -238,10 +238,11 @@ static inline bool mid_straddles(f4 s) {
 // by more than a margin, 0 when they are apart by more, -1 when the caller
 // must decide otherwise: a triangle does not cross the other's plane, a
 // corner lies on it or within its distance's error of it, the planes are
-// within about 1/20 rad, or the call is too close. The margin is `margin_per_d` * |d|_1 (d the line's direction,
-// for the projections' rounding; the direction itself is good to a few
-// epsilons over the angle) plus the error of each segment's ends that the
-// distances' error causes (mid_crossing_range).
+// within about 1/20 rad, or the call is too close. The margin is
+// `margin_per_d` * |d|_1 (d the line's direction, for the projections'
+// rounding; the direction itself is good to a few epsilons over the angle)
+// plus the error of each segment's ends that the distances' error causes
+// (mid_crossing_range).
 static inline int mid_segment_verdict(const f4 a[3], f4 na, f4 a_dist, f4 a_dist_error,
                                       const f4 b[3], f4 nb, f4 b_dist, f4 b_dist_error,
                                       float margin_per_d) {
