@@ -776,6 +776,98 @@ static void test_collide_crossing_segments(void** state) {
     carom_mesh_destroy(&b);
 }
 
+static void cross3(const double u[3], const double v[3], double out[3]) {
+    out[0] = u[1] * v[2] - u[2] * v[1];
+    out[1] = u[2] * v[0] - u[0] * v[2];
+    out[2] = u[0] * v[1] - u[1] * v[0];
+}
+
+static double unit3(double v[3]) {
+    double l = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    for (int k = 0; k < 3; ++k) v[k] /= l;
+    return l;
+}
+
+// A triangle b 10^-4.5 to 10^-1.5 times a's size touching a (corners va)
+// at a corner or along an edge, its plane turned from a's by 1e-6 to 1e-2
+// rad or by 0.01 rad to a right angle, with a clear of it, or through it,
+// by 1 to 8 times the plane cull's tolerance for b (slack * (|n|_1 + L^2)
+// over |n|). The
+// exact test takes b's corners from a's first, far away for so small a b,
+// which turns b's normal there by up to an epsilon of E * L_b (E that
+// distance): the two tests' planes differ most here.
+static void tiny_b_at_a(double va[3][3], double size, float slack, ref_rng* rng,
+                        vec3s b[3]) {
+    int i0 = (int)ref_rng_uniform(rng, 0, 3) % 3;
+    const double* v = va[i0];
+    double d1[3], d2[3], up[3], e1[3], e2[3], w[3], p[3];
+    for (int k = 0; k < 3; ++k) {
+        d1[k] = va[(i0 + 1) % 3][k] - v[k];
+        d2[k] = va[(i0 + 2) % 3][k] - v[k];
+        e1[k] = va[1][k] - va[0][k];
+        e2[k] = va[2][k] - va[0][k];
+    }
+    cross3(e1, e2, up);
+    unit3(up);
+    bool corner = ref_rng_uniform(rng, 0, 1) < 0.5;
+    double along = ref_rng_uniform(rng, 0, 1);
+    if (corner) {
+        unit3(d1);
+        unit3(d2);
+        for (int k = 0; k < 3; ++k) w[k] = d1[k] + d2[k];
+    } else {
+        cross3(up, d1, w);
+        if (w[0] * d2[0] + w[1] * d2[1] + w[2] * d2[2] < 0) {
+            for (int k = 0; k < 3; ++k) w[k] = -w[k];
+        }
+    }
+    for (int k = 0; k < 3; ++k) p[k] = v[k] + (corner ? 0.0 : along * d1[k]);
+    unit3(w);
+    double beta = ref_rng_uniform(rng, 0, 1) < 0.5 ? pow(10.0, ref_rng_uniform(rng, -6, -2))
+                                                   : ref_rng_uniform(rng, 0.01, 1.5707);
+    double flip = ref_rng_uniform(rng, 0, 1) < 0.5 ? -1.0 : 1.0, ny[3], t1[3], t2[3];
+    for (int k = 0; k < 3; ++k) ny[k] = flip * cos(beta) * up[k] + sin(beta) * w[k];
+    unit3(ny);
+    double any[3] = {ref_rng_uniform(rng, -1, 1), ref_rng_uniform(rng, -1, 1),
+                     ref_rng_uniform(rng, -1, 1)};
+    cross3(ny, any, t1);
+    unit3(t1);
+    cross3(ny, t1, t2);
+    // b in its plane about the origin, then its tolerance, then in place.
+    double sy = pow(10.0, ref_rng_uniform(rng, -4.5, -1.5)) * size, theta = ref_rng_uniform(rng, 0, 6.3);
+    double vb[3][3], lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int i = 0; i < 3; ++i) {
+        double a = theta + 2.1 * i + ref_rng_uniform(rng, -0.3, 0.3);
+        for (int k = 0; k < 3; ++k) {
+            vb[i][k] = sy * (cos(a) * t1[k] + sin(a) * t2[k]);
+            lo[k] = fmin(lo[k], vb[i][k]);
+            hi[k] = fmax(hi[k], vb[i][k]);
+        }
+    }
+    double f1[3], f2[3], nb[3];
+    for (int k = 0; k < 3; ++k) {
+        f1[k] = vb[1][k] - vb[0][k];
+        f2[k] = vb[2][k] - vb[0][k];
+    }
+    cross3(f1, f2, nb);
+    double l = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
+    double n1 = fabs(nb[0]) + fabs(nb[1]) + fabs(nb[2]), nl = unit3(nb);
+    if (nb[0] * ny[0] + nb[1] * ny[1] + nb[2] * ny[2] < 0) {
+        for (int k = 0; k < 3; ++k) nb[k] = -nb[k];
+    }
+    double h = (double)slack * (n1 + l * l) / nl * pow(10.0, ref_rng_uniform(rng, 0, 0.9)) *
+               (ref_rng_uniform(rng, 0, 1) < 0.5 ? -1.0 : 1.0);
+    // b's plane h short of the touching point along ny, which a leans away
+    // from (a clear of b), or h past it (a through b); b slid in its plane.
+    double slide = ref_rng_uniform(rng, 0, 0.3) * sy, phi = ref_rng_uniform(rng, 0, 6.3);
+    for (int i = 0; i < 3; ++i) {
+        for (int k = 0; k < 3; ++k) {
+            b[i].raw[k] = (float)(p[k] - h * nb[k] + vb[i][k] +
+                                  slide * (cos(phi) * t1[k] + sin(phi) * t2[k]));
+        }
+    }
+}
+
 // The leaf test's culls (triangle boxes, planes on the corners as they
 // are, planes and crossing segments on the corners taken from a's first)
 // may only settle pairs whose answer is the exact test's. Near-coincident
@@ -788,7 +880,7 @@ static void test_collide_crossing_segments(void** state) {
 // one of a's edges: they touch there, give or take rounding. Triangles of
 // size 1e-3 to 1e3, at the origin or far from it, in scenes reaching 2 to
 // 2e4 times their size from the origin (the frame's slack grows with the
-// scene). The test
+// scene). Or a tiny b touches a at a corner or edge (tiny_b_at_a). The test
 // fails when the near culls' tolerance is cut below the rounding itself
 // (to 0.1 epsilon from 256).
 static void test_leaf_culls_agree_with_exact(void** state) {
@@ -895,6 +987,8 @@ static void test_leaf_culls_agree_with_exact(void** state) {
                                                0.1 * size * e1[k] / e1l);
                         b3[2].raw[k] = (float)(p[k] + 0.5 * size * (m[k] - up[k]));
                     }
+                } else if (t % 13 == 12) {
+                    tiny_b_at_a(va, size, f.slack, &rng, b3);
                 }
                 bool exact = mid_triangles_intersect(a3, b3);
                 bool leaf = mid_pair_frame_triangles(&f, a3, b3);

@@ -212,11 +212,13 @@ typedef bool carom_mesh_pair_fn(void* user, carom_triangle_pair pair);
 /// Pass a callback that returns false for the first hit only. Any mix of
 /// tree kinds works. Invalid input gives `CAROM_INVALID_INPUT` and no calls.
 /// Its working memory is on the stack: about 42 KB (caches of prepared
-/// triangles, mostly), plus about 370 bytes per level of descent between
-/// two AABB trees (a wide level of either) and 600 with a boxtree, as gcc
-/// builds it for x86-64. Trees as deep as a build allows would add up to
-/// 36 KB and 114 KB; two bunnies (75k triangles each) take under 10 KB
-/// more with AABB trees and 33 KB with boxtrees.
+/// triangles, mostly), plus per level of descent about 370 to 430 bytes
+/// between two AABB trees (a wide level of either) and 600 where a boxtree
+/// takes part (gcc for x86-64 at -O3 and -O2), plus the callback's own.
+/// Trees as deep as a build allows would add at most about 41 KB (two AABB
+/// trees), 85 KB (a boxtree and an AABB tree) or 114 KB (two boxtrees);
+/// two bunnies of 75k triangles add about 10 KB with AABB trees and 33 KB
+/// with boxtrees.
 CAROM_API carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose_a,
                                                      const carom_mesh* b, carom_xform pose_b,
                                                      carom_mesh_pair_fn* fn, void* user);

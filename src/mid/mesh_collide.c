@@ -82,22 +82,28 @@ static inline void leaf_triangle_corners(const leaf_triangle* t, f4 v[3]) {
 // The near plane cull's tolerance in float epsilons (leaf_triangles_near).
 #define MID_NEAR_EPSILONS 256.0f
 
-// The plane cull is done on the corners as they are, while the exact test
-// works on them relative to a's first corner: the two round differently.
-// A corner's plane distance is trusted only beyond a bound on both
-// errors. Corners lie within about 3 * scale of the origin (the scale
-// the pair frame's slack comes from); each distance is off by at most 14
-// float epsilons of scale * |n|_1 from its own arithmetic, and by 30 of
-// scale * L^2 from the normal's rounding (L the largest edge component,
-// which matters for slivers, whose |n| is far below L^2). The bound,
-// slack * (|n|_1 + L^2) = 1e-5 * scale * (|n|_1 + L^2), is twice their
-// sum, and 180 times the largest difference seen between the two tests'
-// distances (3.9M plane tests on near-coincident meshes up to 1e5 from
-// the origin; test_leaf_culls_agree_with_exact fails at a thousandth of
-// the bound). Every pair it settles but a looser bound would not goes on
-// to the near cull, for about a hundred operations: with four times the
-// bound, the coincident bunnies' query took 2.5% longer. A normal so
-// small that its rounding could turn it gets no cull at all.
+// The plane cull is done on the corners as they are, so a distance is
+// trusted only beyond a bound on its error against exact arithmetic on the
+// same corners. Corners lie within C = sqrt(3) * scale of the origin (the
+// scale the pair frame's slack comes from). A distance's own arithmetic is
+// off by at most 8 u C |n|_1 (u = 2^-24), and the normal's rounding turns
+// it by at most 24 u L^2 E (L the largest edge component, which matters
+// for slivers, whose |n| is far below L^2; E the largest coordinate
+// difference between the pair's corners, at most 2 C): together at most
+// half the bound, slack * (|n|_1 + L^2) = 1e-5 * scale * (|n|_1 + L^2). So
+// a pair culled is apart by at least half the bound. The exact test rounds
+// otherwise: it takes the corners from a's first, and a triangle b far
+// smaller than its distance from there gets a normal turned by up to
+// 24 u E L_b, which can leave the exact test's own plane test undecided on
+// a pair culled here; it parts the pair on another axis. It did on every
+// one of 69M adversarial pairs (tiny triangles at a large one's corners
+// and edges, slivers, near-coplanar pairs, scenes up to 2e5 across;
+// test_leaf_culls_agree_with_exact keeps a sample), and on near-coincident
+// meshes the two tests' distances differ by 1/180 of the bound at most.
+// A pair this bound culls and four times it would not goes on to the near
+// cull, for about a hundred operations: the coincident bunnies' query took
+// 2.5% longer at four times. A normal so small that its rounding could
+// turn it gets no cull at all.
 static inline void leaf_triangle_prepare(leaf_triangle* t, const f4 v[3], float slack) {
     t->lo = f4_min(f4_min(v[0], v[1]), v[2]);
     t->hi = f4_max(f4_max(v[0], v[1]), v[2]);
@@ -308,8 +314,9 @@ typedef struct leaf_boxes {
     f4 lo[3], hi[3];  // [axis], triangle by lane
 } leaf_boxes;
 
-// The caches: 128 triangles of each mesh and 64 groups of b's boxes, 41 KB
-// of stack in all (the header states the query's whole stack). 64 groups
+// The caches: 128 triangles of each mesh and 64 groups of b's boxes; the
+// context that holds them takes 41 KB of stack (the header states the
+// query's whole stack). 64 groups
 // rather than 32 took 1.7% off the coincident bunnies' query; 256
 // triangles rather than 128 would take another 1%, for 32 KB more.
 #define MID_LEAF_CACHE 128
