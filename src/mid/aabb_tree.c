@@ -1,96 +1,11 @@
-// AABB tree build (longest-axis midpoint split, or binned SAH) and refit,
-// plus the split shared with the boxtree.
+// AABB tree build: the longest axis's midpoint split (mid_recs_split, which
+// the boxtree shares) or binned SAH.
 #include "mid/build_rec.h"
-
-void mid_range_box(const mid_build* b, int first, int count, vec3s* min, vec3s* max) {
-    vec3s lo = b->tri_min[b->order[first]], hi = b->tri_max[b->order[first]];
-    for (int i = first + 1; i < first + count; ++i) {
-        int t = b->order[i];
-        lo = v3_min(lo, b->tri_min[t]);
-        hi = v3_max(hi, b->tri_max[t]);
-    }
-    *min = lo;
-    *max = hi;
-}
-
-// Moves the `k` smallest centroids on `axis` to the front of the range
-// (quickselect; ties broken by caller index so the split is deterministic).
-static void select_smallest(mid_build* b, int first, int count, int axis, int k) {
-    int32_t* o = b->order + first;
-    int lo = 0, hi = count - 1;
-    while (lo < hi) {
-        int32_t pivot = o[lo + (hi - lo) / 2];
-        float pv = b->centroid[pivot].raw[axis];
-        int i = lo, j = hi;
-        while (i <= j) {
-            while (b->centroid[o[i]].raw[axis] < pv ||
-                   (b->centroid[o[i]].raw[axis] == pv && o[i] < pivot)) {
-                ++i;
-            }
-            while (b->centroid[o[j]].raw[axis] > pv ||
-                   (b->centroid[o[j]].raw[axis] == pv && o[j] > pivot)) {
-                --j;
-            }
-            if (i <= j) {
-                int32_t tmp = o[i];
-                o[i++] = o[j];
-                o[j--] = tmp;
-            }
-        }
-        if (k <= j) {
-            hi = j;
-        } else if (k >= i) {
-            lo = i;
-        } else {
-            break;
-        }
-    }
-}
-
-static int median_split(mid_build* b, int first, int count, int axis) {
-    int half = count / 2;
-    select_smallest(b, first, count, axis, half);
-    return half;
-}
-
-// Triangles whose centroid is below `plane` on `axis` to the front; returns
-// how many.
-static int partition_at(mid_build* b, int first, int count, int axis, float plane) {
-    int32_t* o = b->order + first;
-    int i = 0, j = count - 1;
-    while (i <= j) {
-        if (b->centroid[o[i]].raw[axis] < plane) {
-            ++i;
-        } else {
-            int32_t tmp = o[i];
-            o[i] = o[j];
-            o[j--] = tmp;
-        }
-    }
-    return i;
-}
-
-int mid_partition(mid_build* b, int first, int count, vec3s box_min, vec3s box_max, int depth) {
-    int axis = mid_longest_axis(v3_sub(box_max, box_min));
-    if (depth < MID_MEDIAN_DEPTH) {
-        // The slides' split: the plane halving the box's longest axis, each
-        // triangle to the side of its centroid (its dominant side).
-        float mid = 0.5f * (box_min.raw[axis] + box_max.raw[axis]);
-        int left = partition_at(b, first, count, axis, mid);
-        if (left > 0 && left < count) return left;
-    }
-    // All centroids on one side (long thin triangles spanning the box, or
-    // duplicates), or too deep: split by count.
-    return median_split(b, first, count, axis);
-}
 
 // --- binned SAH ----------------------------------------------------------------
 // The SAH build bins all three axes, not only the longest, for better
-// splits. It carries the triangles as the boxtree's build does (box_rec:
-// each box in tree order, moved with the partition), so that every pass
-// over a node's range reads memory in order, four lanes at a time; that
-// pays for the two extra axes, against reading the caller-ordered arrays
-// through the order array. The shared arrays are freed once copied.
+// splits. Reading the records in tree order, four lanes at a time, pays for
+// the two extra axes.
 
 #define SAH_BINS 16
 
@@ -100,7 +15,7 @@ static inline float half_area4(f4 lo, f4 hi) {
     return e[0] * e[1] + e[1] * e[2] + e[2] * e[0];
 }
 
-// A record's centroid, lane 3 zero: exactly prepare_build's. The index
+// A record's centroid, lane 3 zero: rec_centroid's on every axis. The index
 // bits are masked before the arithmetic: as a float they are a denormal,
 // which costs a microcode assist in every operation it enters.
 static inline f4 sah_centroid(const box_rec* r) { return (lanes3(r->lo) + r->hi) * 0.5f; }
@@ -211,78 +126,72 @@ static int sah_split(box_rec* it, int count, int depth) {
 // --- build -------------------------------------------------------------------
 
 typedef struct aabb_builder {
-    mid_build* b;
     mid_aabb_node* nodes;
+    box_rec* recs;  // the triangles in tree order as far as it is settled
     int used;
     int leaf_size;
     int depth;
-    box_rec* items;  // the SAH build's copy; NULL for the midpoint split
+    bool sah;
 } aabb_builder;
 
-static void store_box(mid_aabb_node* n, vec3s min, vec3s max) {
+static void store_box(mid_aabb_node* n, f4 lo, f4 hi) {
     for (int k = 0; k < 3; ++k) {
-        n->min[k] = min.raw[k];
-        n->max[k] = max.raw[k];
+        n->min[k] = lo[k];
+        n->max[k] = hi[k];
     }
 }
 
-static void build_node(aabb_builder* ab, int index, int first, int count, int depth) {
+// Node `index` covers `count` triangles from `first`, whose true box is
+// lo..hi.
+static void build_node(aabb_builder* ab, int index, int first, int count, int depth, f4 lo,
+                       f4 hi) {
     mid_aabb_node* n = &ab->nodes[index];
-    vec3s min, max;
-    if (ab->items) {
-        f4 lo, hi;
-        recs_box(ab->items + first, count, &lo, &hi);
-        min = f4_to(lo);
-        max = f4_to(hi);
-    } else {
-        mid_range_box(ab->b, first, count, &min, &max);
-    }
-    store_box(n, min, max);
+    store_box(n, lo, hi);
     if (depth > ab->depth) ab->depth = depth;
     if (count <= ab->leaf_size) {
         n->first = first;
         n->count = count;
         return;
     }
-    int left = ab->items ? sah_split(ab->items + first, count, depth)
-                         : mid_partition(ab->b, first, count, min, max, depth);
+    box_rec* r = ab->recs + first;
+    f4 kid[4];
+    int left;
+    if (ab->sah) {
+        left = sah_split(r, count, depth);
+        recs_box(r, left, &kid[0], &kid[1]);
+        recs_box(r + left, count - left, &kid[2], &kid[3]);
+    } else {
+        left = mid_recs_split(r, count, lo, hi, depth, kid);
+    }
     int child = ab->used;
     ab->used += 2;
     n->first = child;
     n->count = 0;
-    build_node(ab, child, first, left, depth + 1);
-    build_node(ab, child + 1, first + left, count - left, depth + 1);
+    build_node(ab, child, first, left, depth + 1, kid[0], kid[1]);
+    build_node(ab, child + 1, first + left, count - left, depth + 1, kid[2], kid[3]);
 }
 
 carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah) {
-    int leaf = mesh->data->leaf_size;
+    int n = b->count;
     // A binary tree whose leaves hold at least one triangle has at most
     // 2n - 1 nodes. They are scratch: the mesh keeps their wide collapse.
-    size_t cap = 2 * (size_t)b->count - 1;
+    size_t cap = 2 * (size_t)n - 1;
     mid_aabb_node* nodes = carom_alloc(cap * sizeof *nodes);
-    box_rec* items = sah ? carom_alloc((size_t)b->count * sizeof *items) : NULL;
-    if (!nodes || (sah && !items)) {
+    box_rec* recs = carom_alloc((size_t)n * sizeof *recs);
+    if (!nodes || !recs) {
         carom_free(nodes);
-        carom_free(items);
+        carom_free(recs);
         return CAROM_ERR_OUT_OF_MEMORY;
     }
-    for (int i = 0; sah && i < b->count; ++i) {
-        int t = b->order[i];
-        const i4 id = {0, 0, 0, t};
-        items[i] = (box_rec){(f4)((i4)f4_from(b->tri_min[t]) | id), f4_from(b->tri_max[t])};
-    }
-    if (sah) {  // copied: the build's peak memory need not hold both
-        carom_free(b->centroid);
-        carom_free(b->tri_min);
-        carom_free(b->tri_max);
-        b->centroid = b->tri_min = b->tri_max = NULL;
-    }
-    aabb_builder ab = {b, nodes, 1, leaf, 0, items};
-    build_node(&ab, 0, 0, b->count, 0);
-    for (int i = 0; sah && i < b->count; ++i) b->order[i] = rec_id(&items[i]);
-    carom_free(items);
-    mesh->data->root_min = v3(nodes[0].min[0], nodes[0].min[1], nodes[0].min[2]);
-    mesh->data->root_max = v3(nodes[0].max[0], nodes[0].max[1], nodes[0].max[2]);
+    for (int t = 0; t < n; ++t) recs[t] = mid_rec_of(mesh->data, b->triangles, t);
+    f4 lo, hi;
+    recs_box(recs, n, &lo, &hi);
+    aabb_builder ab = {nodes, recs, 1, mesh->data->leaf_size, 0, sah};
+    build_node(&ab, 0, 0, n, 0, lo, hi);
+    for (int i = 0; i < n; ++i) b->order[i] = rec_id(&recs[i]);
+    carom_free(recs);
+    mesh->data->root_min = f4_to(lo);
+    mesh->data->root_max = f4_to(hi);
     mesh->depth = ab.depth;
     carom_status status = mid_wide_build(mesh, nodes, ab.used);
     carom_free(nodes);

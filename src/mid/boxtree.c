@@ -152,84 +152,6 @@ typedef struct boxtree_builder {
     int depth;
 } boxtree_builder;
 
-// Caller's triangle t as a record, its box from the mesh's copy of the
-// vertices (which has room for four-float loads), rounded as prepare_build
-// rounds the AABB tree's. The loads' fourth lanes (the next vertex's x) are
-// dropped once, from the box.
-static inline box_rec rec_of(const boxtree_builder* bb, int32_t t) {
-    const int32_t* v = bb->b->triangles[t];
-    f4 a, b, c;
-    memcpy(&a, bb->d->vertices[v[0]].raw, sizeof a);
-    memcpy(&b, bb->d->vertices[v[1]].raw, sizeof b);
-    memcpy(&c, bb->d->vertices[v[2]].raw, sizeof c);
-    const i4 id = {0, 0, 0, t};
-    box_rec r = {(f4)(((i4)f4_min(a, f4_min(b, c)) & MID_LANES3) | id),
-                 lanes3(f4_max(a, f4_max(b, c)))};
-    return r;
-}
-
-static int split_axis(f4 tlo, f4 thi) {
-    f4 e = thi - tlo;
-    return mid_longest_axis(v3(e[0], e[1], e[2]));
-}
-
-static inline void grow(f4* lo, f4* hi, const box_rec* r) {
-    *lo = f4_min(*lo, r->lo);
-    *hi = f4_max(*hi, r->hi);
-}
-
-// mid_partition on records: the node's triangles (box tlo..thi) into its
-// children, left ones to the front; returns how many and writes the
-// children's true boxes to kid (left lo, hi, right lo, hi). Only the sets
-// matter: every later split depends on which triangles a range holds, not
-// on their order, and a leaf holds one, so the tree order comes out the
-// same as mid_partition's. The partition's own pass gathers the children's
-// boxes, and only misplaced pairs move.
-static int split(boxtree_builder* bb, int first, int count, f4 tlo, f4 thi, int depth, f4 kid[4]) {
-    box_rec* r = bb->recs + first;
-    int axis = split_axis(tlo, thi);
-    if (depth < MID_MEDIAN_DEPTH) {
-        float mid = 0.5f * (tlo[axis] + thi[axis]);
-        const f4 inf = {INFINITY, INFINITY, INFINITY, INFINITY};
-        f4 llo = inf, lhi = -inf, rlo = inf, rhi = -inf;
-        // Hoare's scheme: each scan stops at the first record that belongs
-        // to the other side; after the first swap, the swapped pair stops
-        // the scans, so they need no bounds.
-        box_rec *i = r, *j = r + count - 1;
-        while (i <= j && rec_centroid(i, axis) < mid) grow(&llo, &lhi, i++);
-        if (i <= j) {
-            while (j > i && !(rec_centroid(j, axis) < mid)) grow(&rlo, &rhi, j--);
-            if (j == i) {
-                grow(&rlo, &rhi, i);
-            } else {
-                for (;;) {
-                    // *i goes right and *j left.
-                    grow(&rlo, &rhi, i);
-                    grow(&llo, &lhi, j);
-                    box_rec t = *i;
-                    *i++ = *j;
-                    *j-- = t;
-                    while (rec_centroid(i, axis) < mid) grow(&llo, &lhi, i++);
-                    while (!(rec_centroid(j, axis) < mid)) grow(&rlo, &rhi, j--);
-                    if (i > j) break;
-                }
-            }
-        }
-        int left = (int)(i - r);
-        if (left > 0 && left < count) {
-            kid[0] = lanes3(llo), kid[1] = lhi, kid[2] = lanes3(rlo), kid[3] = rhi;
-            return left;
-        }
-    }
-    // All centroids on one side (long thin triangles spanning the box, or
-    // duplicates), or too deep: split by count.
-    int left = count / 2;
-    mid_recs_select(r, count, axis, left);
-    recs_box(r, left, &kid[0], &kid[1]);
-    recs_box(r + left, count - left, &kid[2], &kid[3]);
-    return left;
-}
-
 // Sets node `n`'s pair codes and planes for its children's true boxes in
 // `kid`, cutting the box `qlo..qhi`.
 static inline void store_faces(mid_boxtree_node* n, int left, f4 qlo, f4 qhi, const f4 kid[4]) {
@@ -239,14 +161,14 @@ static inline void store_faces(mid_boxtree_node* n, int left, f4 qlo, f4 qhi, co
     n->packed = (uint32_t)left << 8 | lpair << 4 | rpair;
 }
 
-// A build's node of two triangles (a third of all nodes): mid_partition's
+// A build's node of two triangles (a third of all nodes): mid_recs_split's
 // choice without a pass, and two leaves. Inlined into its parent, which
 // saves a call on a third of the nodes.
 CAROM_FORCE_INLINE void build_pair(boxtree_builder* bb, int index, int first, f4 tlo, f4 thi,
                                    f4 qlo, f4 qhi, int depth) {
     if (depth + 1 > bb->depth) bb->depth = depth + 1;
     const box_rec* in = bb->recs + first;
-    int axis = split_axis(tlo, thi);
+    int axis = mid_split_axis(tlo, thi);
     const float mid = 0.5f * (tlo[axis] + thi[axis]);
     const bool left0 = rec_centroid(&in[0], axis) < mid;
     const bool left1 = rec_centroid(&in[1], axis) < mid;
@@ -297,7 +219,7 @@ static void build_node(boxtree_builder* bb, int index, int first, int count, f4 
     f4 kid[4];
     int left;
     if (bb->b) {
-        left = split(bb, first, count, tlo, thi, depth, kid);
+        left = mid_recs_split(bb->recs + first, count, tlo, thi, depth, kid);
     } else {
         left = (int)(n->packed >> 8);
         mid_triangles_box(bb->d, first, left, &kid[0], &kid[1]);
@@ -319,16 +241,9 @@ carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b) {
         return CAROM_ERR_OUT_OF_MEMORY;
     }
     boxtree_builder bb = {b, mesh->data, nodes, recs, 0};
-    // The root box as the AABB tree's mid_range_box finds it, in the same
-    // order.
-    recs[0] = rec_of(&bb, 0);
-    f4 lo = recs[0].lo, hi = recs[0].hi;
-    for (int t = 1; t < n; ++t) {
-        recs[t] = rec_of(&bb, t);
-        lo = f4_min(lo, recs[t].lo);
-        hi = f4_max(hi, recs[t].hi);
-    }
-    lo = lanes3(lo);
+    for (int t = 0; t < n; ++t) recs[t] = mid_rec_of(mesh->data, b->triangles, t);
+    f4 lo, hi;
+    recs_box(recs, n, &lo, &hi);
     mesh->data->root_min = f4_to(lo);
     mesh->data->root_max = f4_to(hi);
     if (n == 1) {

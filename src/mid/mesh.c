@@ -23,9 +23,6 @@ static void free_data(struct carom_mesh_data* d) {
 }
 
 static void free_build(mid_build* b) {
-    carom_free(b->tri_min);
-    carom_free(b->tri_max);
-    carom_free(b->centroid);
     carom_free(b->order);
 }
 
@@ -48,33 +45,13 @@ static carom_status check_arguments(const vec3s* vertices, int vertex_count, con
     return CAROM_OK;
 }
 
-static carom_status prepare_build(mid_build* b, const vec3s* vertices, const int* indices, int n,
-                                  carom_tree_kind tree) {
-    b->vertices = vertices;
+static carom_status prepare_build(mid_build* b, const int* indices, int n) {
+    // The builds take the triangles' boxes from the mesh's copy of the
+    // vertices and write the whole order.
     b->triangles = (const int32_t(*)[3])indices;
     b->count = n;
-    if (tree == CAROM_TREE_BOXTREE) {
-        // The boxtree takes its boxes from the mesh's copy of the vertices
-        // and writes the whole order.
-        b->order = carom_alloc((size_t)n * sizeof(int32_t));
-        return b->order ? CAROM_OK : CAROM_ERR_OUT_OF_MEMORY;
-    }
-    b->tri_min = carom_alloc((size_t)n * sizeof(vec3s));
-    b->tri_max = carom_alloc((size_t)n * sizeof(vec3s));
-    b->centroid = carom_alloc((size_t)n * sizeof(vec3s));
     b->order = carom_alloc((size_t)n * sizeof(int32_t));
-    if (!b->tri_min || !b->tri_max || !b->centroid || !b->order) return CAROM_ERR_OUT_OF_MEMORY;
-    for (int t = 0; t < n; ++t) {
-        vec3s a = vertices[indices[3 * t]], c = vertices[indices[3 * t + 1]],
-              e = vertices[indices[3 * t + 2]];
-        b->tri_min[t] = v3_min(a, v3_min(c, e));
-        b->tri_max[t] = v3_max(a, v3_max(c, e));
-        // The centroid of the box, not of the corners: long thin triangles
-        // then go to the side most of their box is on.
-        b->centroid[t] = v3_scale(v3_add(b->tri_min[t], b->tri_max[t]), 0.5f);
-        b->order[t] = t;
-    }
-    return CAROM_OK;
+    return b->order ? CAROM_OK : CAROM_ERR_OUT_OF_MEMORY;
 }
 
 // Fills the tree-ordered triangles, ids and the inverse map, and counts
@@ -134,7 +111,7 @@ carom_status carom_mesh_create(const vec3s* vertices, int vertex_count, const in
     if (d->vertices && d->triangles && d->ids && d->position) {
         memcpy(d->vertices, vertices, nv * sizeof *d->vertices);
         memset(&d->vertices[nv], 0, sizeof *d->vertices);
-        status = prepare_build(&b, vertices, indices, triangle_count, mesh.tree);
+        status = prepare_build(&b, indices, triangle_count);
     }
     if (status == CAROM_OK) {
         status = mesh.tree == CAROM_TREE_BOXTREE

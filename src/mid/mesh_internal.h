@@ -151,16 +151,11 @@ static inline void mid_triangle(const struct carom_mesh_data* d, int t, vec3s v[
 }
 
 // --- builds and refits (aabb_tree.c, boxtree.c) -----------------------------
-// Scratch shared by the builds: per-triangle boxes and centroids in caller
-// order (the AABB tree's only: the boxtree keeps its own), and the order
-// being partitioned.
+// A build's input and output: the caller's triangles, and the tree order
+// it writes. Each build carries the triangles' boxes itself (build_rec.h).
 typedef struct mid_build {
-    const vec3s* vertices;
     const int32_t (*triangles)[3];  // caller order
-    vec3s* tri_min;   // NULL for the boxtree
-    vec3s* tri_max;   // NULL for the boxtree
-    vec3s* centroid;  // NULL for the boxtree
-    int32_t* order;  // tree order -> caller's index
+    int32_t* order;                 // tree order -> caller's index
     int count;
 } mid_build;
 
@@ -174,9 +169,6 @@ static inline int mid_longest_axis(vec3s extent) {
     if (extent.x >= extent.y && extent.x >= extent.z) return 0;
     return extent.y >= extent.z ? 1 : 2;
 }
-
-int mid_partition(mid_build* b, int first, int count, vec3s box_min, vec3s box_max, int depth);
-void mid_range_box(const mid_build* b, int first, int count, vec3s* min, vec3s* max);
 
 carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah);
 // The wide nodes of a binary tree of `count` nodes (a leaf alone gives
