@@ -186,7 +186,12 @@ carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah) {
     for (int t = 0; t < n; ++t) recs[t] = mid_rec_of(mesh->data, b->triangles, t);
     f4 lo, hi;
     recs_box(recs, n, &lo, &hi);
-    aabb_builder ab = {nodes, recs, 1, mesh->data->leaf_size, 0, sah};
+    aabb_builder ab = {.nodes = nodes,
+                       .recs = recs,
+                       .used = 1,
+                       .leaf_size = mesh->data->leaf_size,
+                       .depth = 0,
+                       .sah = sah};
     build_node(&ab, 0, 0, n, 0, lo, hi);
     for (int i = 0; i < n; ++i) b->order[i] = rec_id(&recs[i]);
     carom_free(recs);
