@@ -100,10 +100,10 @@ static inline void leaf_triangle_corners(const leaf_triangle* t, f4 v[3]) {
 // and edges, slivers, near-coplanar pairs, scenes up to 2e5 across;
 // test_leaf_culls_agree_with_exact keeps a sample), and on near-coincident
 // meshes the two tests' distances differ by 1/180 of the bound at most.
-// A pair this bound culls and four times it would not goes on to the near
-// cull, for about a hundred operations: the coincident bunnies' query took
-// 2.5% longer at four times. A normal so small that its rounding could
-// turn it gets no cull at all.
+// With four times the bound, the pairs between the two went on to the near
+// cull, for about a hundred operations each: the coincident bunnies' query
+// took 2.5% longer. A normal so small that its rounding could turn it gets
+// no cull at all.
 static inline void leaf_triangle_prepare(leaf_triangle* t, const f4 v[3], float slack) {
     t->lo = f4_min(f4_min(v[0], v[1]), v[2]);
     t->hi = f4_max(f4_max(v[0], v[1]), v[2]);
@@ -316,9 +316,9 @@ typedef struct leaf_boxes {
 
 // The caches: 128 triangles of each mesh and 64 groups of b's boxes; the
 // context that holds them takes 41 KB of stack (the header states the
-// query's whole stack). 64 groups
-// rather than 32 took 1.7% off the coincident bunnies' query; 256
-// triangles rather than 128 would take another 1%, for 32 KB more.
+// query's whole stack). 64 groups rather than 32 took 1.7% off the
+// coincident bunnies' query; 256 triangles rather than 128 would take
+// another 1%, for 32 KB more.
 #define MID_LEAF_CACHE 128
 #define MID_BOXES_CACHE_BITS 6
 // A leaf's two groups of boxes (positions p and p + 4) never share a slot,
