@@ -834,8 +834,9 @@ static void tiny_b_at_a(double va[3][3], double size, float slack, ref_rng* rng,
     unit3(t1);
     cross3(ny, t1, t2);
     // b in its plane about the origin, then its tolerance, then in place.
-    double sy = pow(10.0, ref_rng_uniform(rng, -4.5, -1.5)) * size, theta = ref_rng_uniform(rng, 0, 6.3);
-    double vb[3][3], lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    double sy = pow(10.0, ref_rng_uniform(rng, -4.5, -1.5)) * size;
+    double theta = ref_rng_uniform(rng, 0, 6.3), vb[3][3];
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (int i = 0; i < 3; ++i) {
         double a = theta + 2.1 * i + ref_rng_uniform(rng, -0.3, 0.3);
         for (int k = 0; k < 3; ++k) {
@@ -921,9 +922,7 @@ static void test_leaf_culls_agree_with_exact(void** state) {
                     e1[k] = va[1][k] - va[0][k];
                     e2[k] = va[2][k] - va[0][k];
                 }
-                n[0] = e1[1] * e2[2] - e1[2] * e2[1];
-                n[1] = e1[2] * e2[0] - e1[0] * e2[2];
-                n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+                cross3(e1, e2, n);
                 double nl = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
                 if (!(nl > 0)) continue;
                 // b: a turned about a pivot near its centroid, then lifted.
@@ -970,9 +969,7 @@ static void test_leaf_culls_agree_with_exact(void** state) {
                         p[k] = va[0][k] + s_edge * e1[k];
                         up[k] = n[k] / nl;
                     }
-                    m[0] = e1[1] * up[2] - e1[2] * up[1];
-                    m[1] = e1[2] * up[0] - e1[0] * up[2];
-                    m[2] = e1[0] * up[1] - e1[1] * up[0];
+                    cross3(e1, up, m);
                     double ml = sqrt(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]), inward = 0;
                     for (int k = 0; k < 3; ++k) inward += (va[2][k] - p[k]) * m[k];
                     if (inward > 0) ml = -ml;  // m points away from a2

@@ -51,9 +51,7 @@ static int sah_split(box_rec* it, int count, int depth) {
     // Too deep, or every centroid at one point: the median split, by count,
     // which bounds the depth.
     if (depth >= MID_MEDIAN_DEPTH || !any) {
-        f4 extent = cmax - cmin;
-        mid_recs_select(it, count, mid_longest_axis(v3(extent[0], extent[1], extent[2])),
-                        count / 2);
+        mid_recs_select(it, count, mid_split_axis(cmin, cmax), count / 2);
         return count / 2;
     }
 
@@ -183,9 +181,8 @@ carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah) {
         carom_free(recs);
         return CAROM_ERR_OUT_OF_MEMORY;
     }
-    for (int t = 0; t < n; ++t) recs[t] = mid_rec_of(mesh->data, b->triangles, t);
     f4 lo, hi;
-    recs_box(recs, n, &lo, &hi);
+    mid_recs_start(mesh->data, b, recs, &lo, &hi);
     aabb_builder ab = {.nodes = nodes,
                        .recs = recs,
                        .used = 1,
@@ -195,8 +192,6 @@ carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah) {
     build_node(&ab, 0, 0, n, 0, lo, hi);
     for (int i = 0; i < n; ++i) b->order[i] = rec_id(&recs[i]);
     carom_free(recs);
-    mesh->data->root_min = f4_to(lo);
-    mesh->data->root_max = f4_to(hi);
     mesh->depth = ab.depth;
     carom_status status = mid_wide_build(mesh, nodes, ab.used);
     carom_free(nodes);

@@ -241,11 +241,8 @@ carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b) {
         return CAROM_ERR_OUT_OF_MEMORY;
     }
     boxtree_builder bb = {b, mesh->data, nodes, recs, 0};
-    for (int t = 0; t < n; ++t) recs[t] = mid_rec_of(mesh->data, b->triangles, t);
     f4 lo, hi;
-    recs_box(recs, n, &lo, &hi);
-    mesh->data->root_min = f4_to(lo);
-    mesh->data->root_max = f4_to(hi);
+    mid_recs_start(mesh->data, b, recs, &lo, &hi);
     if (n == 1) {
         b->order[0] = 0;
     } else if (n == 2) {

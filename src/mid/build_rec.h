@@ -45,6 +45,16 @@ static inline void recs_box(const box_rec* r, int count, f4* lo, f4* hi) {
     *hi = h;
 }
 
+// A build's start: every triangle as a record, in caller order, and their
+// box (lo..hi), which is the root's.
+static inline void mid_recs_start(struct carom_mesh_data* d, const mid_build* b, box_rec* recs,
+                                  f4* lo, f4* hi) {
+    for (int t = 0; t < b->count; ++t) recs[t] = mid_rec_of(d, b->triangles, t);
+    recs_box(recs, b->count, lo, hi);
+    d->root_min = f4_to(*lo);
+    d->root_max = f4_to(*hi);
+}
+
 // The centroid of the box, not of the corners (long thin triangles then go
 // to the side most of their box is on), on `axis`.
 static inline float rec_centroid(const box_rec* r, int axis) {
