@@ -7,6 +7,10 @@
 //   bunny-deep/{all,first}        the second copy a quarter of the size off, turned
 //   bunny-coincident/{all,first}  the second copy turned 0.01 rad about the centre
 //   armadillo-bunny/{all,first}   the armadillo scaled to the bunny's size, overlapping
+//   bunny-grazing-sweep/first     first hits over 32 random grazing poses, and
+//   bunny-deep-sweep/first        the like for deep, near-coincident (0.01 rad)
+//   bunny-coincident-sweep/first  and armadillo-bunny (deep) poses: the mean
+//   armadillo-bunny-sweep/first   time per query
 //   build-bunny, build-armadillo  building each tree
 //   ray-bunny, ray-house          closest-hit ray casts
 // "all" collects every intersecting triangle pair, "first" stops at the
@@ -833,6 +837,238 @@ static void collide_case_run(const collide_spec* spec, mid_mesh* a, mid_mesh* b,
     collide_ctx_free(&ref);
 }
 
+// ---- first hits over many poses ------------------------------------------------------
+
+// Where a first-hit query stops depends on which intersecting pair its walk
+// meets first, so one pose says little: turned or moved a little, the same
+// meshes can take several times as long, in carom and in FCL alike. A sweep
+// times the first-hit query over many poses drawn at random (the same
+// poses for every implementation) and gives the mean time per query. Each
+// pose turns the second mesh about its box centre, about a random axis, by
+// an angle uniform in [0.2, 3] rad, then moves it along a random direction:
+//   grazing     back from where the meshes stop touching by 0.003 of the
+//               size (found by bisection with carom's AABB tree);
+//   deep        half that distance;
+//   coincident  not at all, and turned only 0.01 rad.
+// FCL's AABB models are left out: they rebuild both trees on every query
+// (0.1 s on the bunnies).
+typedef enum sweep_kind { SWEEP_GRAZING, SWEEP_DEEP, SWEEP_COINCIDENT } sweep_kind;
+
+typedef struct sweep_spec {
+    const char* name;
+    int a, b;  // MESH_*
+    sweep_kind kind;
+    uint64_t seed;
+    bool quick;  // part of --quick
+} sweep_spec;
+
+enum { SWEEP_POSES = 32, QUICK_SWEEP_POSES = 8, SWEEP_BISECTIONS = 40 };
+
+static bool carom_meets(const collide_setup* s)
+{
+    collide_ctx c;
+    collide_ctx_init(&c, IMPL_CAROM, true, s);
+    c.repeat = 1;
+    run_collide(&c);
+    bool met = c.found > 0;
+    collide_ctx_free(&c);
+    return met;
+}
+
+// The second mesh's pose for one draw of the sweep's generator.
+static bench_pose sweep_pose(const sweep_spec* spec, collide_setup* s, bench_rng* rng)
+{
+    double axis[3], direction[3], offset[3] = {0, 0, 0};
+    bench_rng_direction(rng, axis);
+    bench_rng_direction(rng, direction);
+    const double angle = spec->kind == SWEEP_COINCIDENT ? 0.01 : bench_rng_range(rng, 0.2, 3.0);
+    if (spec->kind == SWEEP_COINCIDENT) {
+        return pose_relative(&s->pa, s->b->centre, axis, angle, offset);
+    }
+    // Touching at `lo`, apart at `hi` (twice the larger size is beyond any
+    // contact of two meshes centred on their boxes).
+    double lo = 0, hi = 2.0 * fmax(s->a->size, s->b->size);
+    for (int i = 0; i < SWEEP_BISECTIONS; i++) {
+        const double mid = 0.5 * (lo + hi);
+        for (int k = 0; k < 3; k++) {
+            offset[k] = mid * direction[k];
+        }
+        s->pb = pose_relative(&s->pa, s->b->centre, axis, angle, offset);
+        if (carom_meets(s)) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    const double along = spec->kind == SWEEP_GRAZING ? lo - 0.003 * s->b->size : 0.5 * lo;
+    for (int k = 0; k < 3; k++) {
+        offset[k] = along * direction[k];
+    }
+    return pose_relative(&s->pa, s->b->centre, axis, angle, offset);
+}
+
+// Every pose of a sweep with its reference pair set, as a case's setup.
+typedef struct sweep_pose_set {
+    int count;
+    collide_setup* setups;
+    collide_ctx* refs;  // the reference queries, which own the pair sets
+} sweep_pose_set;
+
+static sweep_pose_set sweep_poses_make(const sweep_spec* spec, mid_mesh* a, mid_mesh* b,
+                                       const bench_options* opt)
+{
+    sweep_pose_set p;
+    p.count = opt->quick ? QUICK_SWEEP_POSES : SWEEP_POSES;
+    p.setups = xmalloc(sizeof *p.setups * (size_t)p.count);
+    p.refs = xmalloc(sizeof *p.refs * (size_t)p.count);
+    bench_rng rng = bench_rng_seed(spec->seed);
+    for (int i = 0; i < p.count; i++) {
+        collide_setup* s = &p.setups[i];
+        memset(s, 0, sizeof *s);
+        s->name = spec->name;
+        s->a = a;
+        s->b = b;
+        s->pa = pose_first();
+        s->pb = sweep_pose(spec, s, &rng);
+        s->geometry.a = a;
+        s->geometry.b = b;
+        s->geometry.fa = frame_of(&s->pa);
+        s->geometry.fb = frame_of(&s->pb);
+        s->band = TOUCH_BAND * fmax(a->size, b->size);
+        collide_ctx_init(&p.refs[i], IMPL_CAROM, false, s);
+        collide_once(&p.refs[i]);
+        if (p.refs[i].result.state != CAROM_DONE) {
+            fail("carom's reference collide did not finish");
+        }
+        s->ref = collide_pairs(&p.refs[i]);
+        s->nref = pairs_unique(s->ref, p.refs[i].found);
+    }
+    return p;
+}
+
+static void sweep_poses_free(sweep_pose_set* p)
+{
+    for (int i = 0; i < p->count; i++) {
+        collide_ctx_free(&p->refs[i]);
+    }
+    free(p->refs);
+    free(p->setups);
+}
+
+// One implementation's first-hit queries, one per pose.
+typedef struct sweep_ctx {
+    int count;
+    collide_ctx* queries;
+    int repeat;
+} sweep_ctx;
+
+static void run_sweep(void* arg)
+{
+    sweep_ctx* c = arg;
+    for (int r = 0; r < c->repeat; r++) {
+        for (int i = 0; i < c->count; i++) {
+            run_collide(&c->queries[i]);
+        }
+    }
+}
+
+static void sweep_case_run(const sweep_spec* spec, mid_mesh* a, mid_mesh* b,
+                           const bench_options* opt)
+{
+    static const impl_id ids[] = {IMPL_CAROM, IMPL_CAROM_BOXTREE, IMPL_CAROM_SAH,
+                                  IMPL_FCL_OBBRSS};
+    enum { COUNT = sizeof ids / sizeof ids[0] };
+    sweep_pose_set poses = sweep_poses_make(spec, a, b, opt);
+    long long reference_pairs = 0;
+    int touching = 0;
+    for (int i = 0; i < poses.count; i++) {
+        reference_pairs += poses.setups[i].nref;
+        touching += poses.setups[i].nref > 0;
+    }
+    bench_note("case %s: %d poses, %d with intersecting pairs (%lld pairs in all, carom, AABB "
+               "tree)", spec->name, poses.count, touching, reference_pairs);
+
+    sweep_ctx ctx[COUNT];
+    timed_slot slots[COUNT];
+    double single[COUNT];
+    for (int k = 0; k < COUNT; k++) {
+        ctx[k].count = poses.count;
+        ctx[k].queries = xmalloc(sizeof *ctx[k].queries * (size_t)poses.count);
+        single[k] = 0;
+        for (int i = 0; i < poses.count; i++) {
+            collide_ctx_init(&ctx[k].queries[i], ids[k], true, &poses.setups[i]);
+            single[k] += collide_once(&ctx[k].queries[i]);
+        }
+        slots[k] = (timed_slot){{IMPL_NAME[ids[k]], run_sweep, &ctx[k], 0, 0}, ids[k],
+                                &ctx[k].repeat, poses.count};
+    }
+    measure_slots(slots, single, COUNT, opt);
+
+    double fcl_ns = 0;
+    for (int k = 0; k < COUNT; k++) {
+        if (ids[k] == IMPL_FCL_OBBRSS) {
+            fcl_ns = slots[k].impl.ns_per_op;
+        }
+    }
+    char case_name[64];
+    snprintf(case_name, sizeof case_name, "%s/first", spec->name);
+    char meshes[64];
+    snprintf(meshes, sizeof meshes, "%s-%s", a->name, b->name);
+    for (int k = 0; k < COUNT; k++) {
+        // Every pose's answer checked as a single first hit is; the check
+        // names the first pose that disagrees.
+        char check[200] = "ok";
+        int wrong_poses = 0, wrong_ref = 0, hits = 0;
+        long long node_tests = 0, triangle_tests = 0;
+        for (int i = 0; i < poses.count; i++) {
+            collide_ctx* q = &ctx[k].queries[i];
+            char text[200];
+            if (is_carom(ids[k]) && q->result.state != CAROM_DONE) {
+                snprintf(text, sizeof text, "state %s",
+                         carom_query_state_string(q->result.state));
+            } else {
+                first_check(&poses.setups[i], collide_pairs(q), q->found, text, sizeof text,
+                            &wrong_ref);
+            }
+            hits += q->found > 0;
+            node_tests += q->result.node_tests;
+            triangle_tests += q->result.triangle_tests;
+            if (strcmp(text, "ok") != 0 && wrong_poses++ == 0) {
+                snprintf(check, sizeof check, "pose %d: %.160s", i, text);
+            }
+        }
+        if (wrong_poses > 1) {
+            const size_t used = strlen(check);
+            snprintf(check + used, sizeof check - used, " (%d poses in all)", wrong_poses);
+        }
+        bench_json j;
+        bench_json_begin(&j, "mid", case_name, slots[k].impl.name, poses.count,
+                         slots[k].impl.ns_per_op, check);
+        bench_json_str(&j, "mode", "first");
+        bench_json_str(&j, "meshes", meshes);
+        bench_json_int(&j, "poses", poses.count);
+        bench_json_int(&j, "poses_hit", hits);
+        bench_json_int(&j, "reference_pairs", reference_pairs);
+        if (is_carom(ids[k])) {
+            bench_json_int(&j, "node_tests", node_tests);
+            bench_json_int(&j, "triangle_tests", triangle_tests);
+        }
+        bench_json_num(&j, "ns_min", slots[k].impl.ns_min);
+        bench_json_int(&j, "repeat", ctx[k].repeat);
+        if (ids[k] != IMPL_FCL_OBBRSS && fcl_ns > 0) {
+            bench_json_num(&j, "ratio_vs_fcl_obbrss", slots[k].impl.ns_per_op / fcl_ns);
+        }
+        bench_json_emit(&j);
+    }
+    for (int k = 0; k < COUNT; k++) {
+        for (int i = 0; i < poses.count; i++) {
+            collide_ctx_free(&ctx[k].queries[i]);
+        }
+        free(ctx[k].queries);
+    }
+    sweep_poses_free(&poses);
+}
+
 // ---- building the trees ------------------------------------------------------------
 
 typedef struct build_ctx {
@@ -1447,6 +1683,13 @@ static const collide_spec COLLIDE_SPECS[] = {
     {"armadillo-bunny", MESH_ARMADILLO, MESH_BUNNY, {0.4, 0.2, 1.0}, 1.2, {0.1, 0.15, 0.05}, false},
 };
 
+static const sweep_spec SWEEP_SPECS[] = {
+    {"bunny-grazing-sweep", MESH_BUNNY, MESH_BUNNY, SWEEP_GRAZING, 0x67a2e, false},
+    {"bunny-deep-sweep", MESH_BUNNY, MESH_BUNNY, SWEEP_DEEP, 0xdee9, true},
+    {"bunny-coincident-sweep", MESH_BUNNY, MESH_BUNNY, SWEEP_COINCIDENT, 0xc0c1, false},
+    {"armadillo-bunny-sweep", MESH_ARMADILLO, MESH_BUNNY, SWEEP_DEEP, 0xa7a0, false},
+};
+
 static bool reps_given(int argc, char** argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -1475,6 +1718,13 @@ int main(int argc, char** argv)
             continue;
         }
         collide_case_run(spec, get_mesh(&meshes, spec->a), get_mesh(&meshes, spec->b), &opt);
+    }
+    for (size_t k = 0; k < sizeof SWEEP_SPECS / sizeof SWEEP_SPECS[0]; k++) {
+        const sweep_spec* spec = &SWEEP_SPECS[k];
+        if (!wanted(&opt, spec->name, spec->quick)) {
+            continue;
+        }
+        sweep_case_run(spec, get_mesh(&meshes, spec->a), get_mesh(&meshes, spec->b), &opt);
     }
     if (wanted(&opt, "build-bunny", true)) {
         build_case_run("build-bunny", get_mesh(&meshes, MESH_BUNNY), &opt);
