@@ -7,10 +7,10 @@
 //   bunny-deep/{all,first}        the second copy a quarter of the size off, turned
 //   bunny-coincident/{all,first}  the second copy turned 0.01 rad about the centre
 //   armadillo-bunny/{all,first}   the armadillo scaled to the bunny's size, overlapping
-//   bunny-grazing-sweep/first     first hits over 32 random grazing poses, and
-//   bunny-deep-sweep/first        the like for deep, near-coincident (0.01 rad)
-//   bunny-coincident-sweep/first  and armadillo-bunny (deep) poses: the mean
-//   armadillo-bunny-sweep/first   time per query
+//   bunny-grazing-sweep/{all,first}     32 random grazing poses, and the like
+//   bunny-deep-sweep/{all,first}        for deep, near-coincident (0.01 rad)
+//   bunny-coincident-sweep/{all,first}  and armadillo-bunny (deep) poses: the
+//   armadillo-bunny-sweep/{all,first}   mean time per query
 //   build-bunny, build-armadillo  building each tree
 //   ray-bunny, ray-house          closest-hit ray casts
 // "all" collects every intersecting triangle pair, "first" stops at the
@@ -837,13 +837,14 @@ static void collide_case_run(const collide_spec* spec, mid_mesh* a, mid_mesh* b,
     collide_ctx_free(&ref);
 }
 
-// ---- first hits over many poses ------------------------------------------------------
+// ---- many poses ---------------------------------------------------------------------
 
 // Where a first-hit query stops depends on which intersecting pair its walk
 // meets first, so one pose says little: turned or moved a little, the same
-// meshes can take several times as long, in carom and in FCL alike. A sweep
-// times the first-hit query over many poses drawn at random (the same
-// poses for every implementation) and gives the mean time per query. Each
+// meshes can take several times as long, in carom and in FCL alike (all
+// pairs, by tens of percent). A sweep times both queries over many poses
+// drawn at random (the same poses for every implementation) and gives the
+// mean time per query. Each
 // pose turns the second mesh about its box centre, about a random axis, by
 // an angle uniform in [0.2, 3] rad, then moves it along a random direction:
 //   grazing     back from where the meshes stop touching by 0.003 of the
@@ -972,35 +973,28 @@ static void run_sweep(void* arg)
     }
 }
 
-static void sweep_case_run(const sweep_spec* spec, mid_mesh* a, mid_mesh* b,
-                           const bench_options* opt)
+// One mode of a sweep: every implementation over every pose, timed, each
+// pose's answer checked as a single pose's is (collide_mode), the check
+// naming the first pose that fails and how many do.
+static void sweep_mode(const sweep_spec* spec, const sweep_pose_set* poses, bool first_only,
+                       const bench_options* opt)
 {
     static const impl_id ids[] = {IMPL_CAROM, IMPL_CAROM_BOXTREE, IMPL_CAROM_SAH,
                                   IMPL_FCL_OBBRSS};
     enum { COUNT = sizeof ids / sizeof ids[0] };
-    sweep_pose_set poses = sweep_poses_make(spec, a, b, opt);
-    long long reference_pairs = 0;
-    int touching = 0;
-    for (int i = 0; i < poses.count; i++) {
-        reference_pairs += poses.setups[i].nref;
-        touching += poses.setups[i].nref > 0;
-    }
-    bench_note("case %s: %d poses, %d with intersecting pairs (%lld pairs in all, carom, AABB "
-               "tree)", spec->name, poses.count, touching, reference_pairs);
-
     sweep_ctx ctx[COUNT];
     timed_slot slots[COUNT];
     double single[COUNT];
     for (int k = 0; k < COUNT; k++) {
-        ctx[k].count = poses.count;
-        ctx[k].queries = xmalloc(sizeof *ctx[k].queries * (size_t)poses.count);
+        ctx[k].count = poses->count;
+        ctx[k].queries = xmalloc(sizeof *ctx[k].queries * (size_t)poses->count);
         single[k] = 0;
-        for (int i = 0; i < poses.count; i++) {
-            collide_ctx_init(&ctx[k].queries[i], ids[k], true, &poses.setups[i]);
+        for (int i = 0; i < poses->count; i++) {
+            collide_ctx_init(&ctx[k].queries[i], ids[k], first_only, &poses->setups[i]);
             single[k] += collide_once(&ctx[k].queries[i]);
         }
         slots[k] = (timed_slot){{IMPL_NAME[ids[k]], run_sweep, &ctx[k], 0, 0}, ids[k],
-                                &ctx[k].repeat, poses.count};
+                                &ctx[k].repeat, poses->count};
     }
     measure_slots(slots, single, COUNT, opt);
 
@@ -1010,44 +1004,80 @@ static void sweep_case_run(const sweep_spec* spec, mid_mesh* a, mid_mesh* b,
             fcl_ns = slots[k].impl.ns_per_op;
         }
     }
+    long long reference_pairs = 0;
+    for (int i = 0; i < poses->count; i++) {
+        reference_pairs += poses->setups[i].nref;
+    }
+    const char* mode = first_only ? "first" : "all";
     char case_name[64];
-    snprintf(case_name, sizeof case_name, "%s/first", spec->name);
+    snprintf(case_name, sizeof case_name, "%s/%s", spec->name, mode);
+    const sweep_pose_set* p = poses;
+    const mid_mesh* a = p->setups[0].a;
+    const mid_mesh* b = p->setups[0].b;
     char meshes[64];
     snprintf(meshes, sizeof meshes, "%s-%s", a->name, b->name);
+    // carom's AABB tree is the reference: its line fails when another
+    // implementation's disagreement shows it wrong on some pose.
+    int carom_wrong_poses = 0;
+    char carom_wrong[200] = "";
+    char checks[COUNT][200];
+    long long found[COUNT];
     for (int k = 0; k < COUNT; k++) {
-        // Every pose's answer checked as a single first hit is; the check
-        // names the first pose that disagrees.
-        char check[200] = "ok";
-        int wrong_poses = 0, wrong_ref = 0, hits = 0;
-        long long node_tests = 0, triangle_tests = 0;
-        for (int i = 0; i < poses.count; i++) {
+        int wrong_poses = 0;
+        found[k] = 0;
+        snprintf(checks[k], sizeof checks[k], "ok");
+        for (int i = 0; i < p->count; i++) {
             collide_ctx* q = &ctx[k].queries[i];
+            const collide_setup* s = &p->setups[i];
+            bench_tri_pair* got = collide_pairs(q);
             char text[200];
+            int wrong_ref = 0;
             if (is_carom(ids[k]) && q->result.state != CAROM_DONE) {
                 snprintf(text, sizeof text, "state %s",
                          carom_query_state_string(q->result.state));
+            } else if (first_only) {
+                first_check(s, got, q->found, text, sizeof text, &wrong_ref);
             } else {
-                first_check(&poses.setups[i], collide_pairs(q), q->found, text, sizeof text,
-                            &wrong_ref);
+                const int unique = pairs_unique(got, q->found);
+                const pair_diff diff = pairs_diff(&s->geometry, s->ref, s->nref, got, unique,
+                                                  s->band, NULL);
+                pair_diff_text(&diff, text, sizeof text);
+                if (q->found > unique && strcmp(text, "ok") == 0) {
+                    snprintf(text, sizeof text, "%d pairs reported twice", q->found - unique);
+                }
+                wrong_ref = diff.wrong_ref;
             }
-            hits += q->found > 0;
-            node_tests += q->result.node_tests;
-            triangle_tests += q->result.triangle_tests;
+            found[k] += first_only ? q->found > 0 : q->found;
+            if (wrong_ref > 0 && carom_wrong_poses++ == 0) {
+                snprintf(carom_wrong, sizeof carom_wrong, "pose %d: %s shows carom wrong", i,
+                         IMPL_NAME[ids[k]]);
+            }
             if (strcmp(text, "ok") != 0 && wrong_poses++ == 0) {
-                snprintf(check, sizeof check, "pose %d: %.160s", i, text);
+                snprintf(checks[k], sizeof checks[k], "pose %d: %.160s", i, text);
             }
         }
         if (wrong_poses > 1) {
-            const size_t used = strlen(check);
-            snprintf(check + used, sizeof check - used, " (%d poses in all)", wrong_poses);
+            const size_t used = strlen(checks[k]);
+            snprintf(checks[k] + used, sizeof checks[k] - used, " (%d poses in all)", wrong_poses);
+        }
+    }
+    if (carom_wrong_poses > 0 && strcmp(checks[0], "ok") == 0) {
+        snprintf(checks[0], sizeof checks[0], "%s (%d poses in all)", carom_wrong,
+                 carom_wrong_poses);
+    }
+    for (int k = 0; k < COUNT; k++) {
+        long long node_tests = 0, triangle_tests = 0;
+        for (int i = 0; i < p->count; i++) {
+            node_tests += ctx[k].queries[i].result.node_tests;
+            triangle_tests += ctx[k].queries[i].result.triangle_tests;
         }
         bench_json j;
-        bench_json_begin(&j, "mid", case_name, slots[k].impl.name, poses.count,
-                         slots[k].impl.ns_per_op, check);
-        bench_json_str(&j, "mode", "first");
+        bench_json_begin(&j, "mid", case_name, slots[k].impl.name, p->count,
+                         slots[k].impl.ns_per_op, checks[k]);
+        bench_json_str(&j, "mode", mode);
         bench_json_str(&j, "meshes", meshes);
-        bench_json_int(&j, "poses", poses.count);
-        bench_json_int(&j, "poses_hit", hits);
+        bench_json_int(&j, "poses", p->count);
+        bench_json_int(&j, first_only ? "poses_hit" : "pairs", found[k]);
         bench_json_int(&j, "reference_pairs", reference_pairs);
         if (is_carom(ids[k])) {
             bench_json_int(&j, "node_tests", node_tests);
@@ -1061,10 +1091,38 @@ static void sweep_case_run(const sweep_spec* spec, mid_mesh* a, mid_mesh* b,
         bench_json_emit(&j);
     }
     for (int k = 0; k < COUNT; k++) {
-        for (int i = 0; i < poses.count; i++) {
+        for (int i = 0; i < p->count; i++) {
             collide_ctx_free(&ctx[k].queries[i]);
         }
         free(ctx[k].queries);
+    }
+}
+
+static void sweep_case_run(const sweep_spec* spec, mid_mesh* a, mid_mesh* b,
+                           const bench_options* opt)
+{
+    char all_name[64], first_name[64];
+    snprintf(all_name, sizeof all_name, "%s/all", spec->name);
+    snprintf(first_name, sizeof first_name, "%s/first", spec->name);
+    const bool run_all = bench_case_selected(opt, all_name);
+    const bool run_first = bench_case_selected(opt, first_name);
+    if (!run_all && !run_first) {
+        return;
+    }
+    sweep_pose_set poses = sweep_poses_make(spec, a, b, opt);
+    long long reference_pairs = 0;
+    int touching = 0;
+    for (int i = 0; i < poses.count; i++) {
+        reference_pairs += poses.setups[i].nref;
+        touching += poses.setups[i].nref > 0;
+    }
+    bench_note("case %s: %d poses, %d with intersecting pairs (%lld pairs in all, carom, AABB "
+               "tree)", spec->name, poses.count, touching, reference_pairs);
+    if (run_all) {
+        sweep_mode(spec, &poses, false, opt);
+    }
+    if (run_first) {
+        sweep_mode(spec, &poses, true, opt);
     }
     sweep_poses_free(&poses);
 }
