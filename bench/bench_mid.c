@@ -533,6 +533,20 @@ static void pair_diff_text(const pair_diff* d, char* text, size_t size)
     }
 }
 
+// Differences of several poses, summed.
+static void pair_diff_add(pair_diff* sum, const pair_diff* d)
+{
+    sum->missing += d->missing;
+    sum->extra += d->extra;
+    sum->touching += d->touching;
+    sum->max_touching = fmax(sum->max_touching, d->max_touching);
+    sum->degenerate += d->degenerate;
+    sum->wrong_here += d->wrong_here;
+    sum->max_wrong_here = fmax(sum->max_wrong_here, d->max_wrong_here);
+    sum->wrong_ref += d->wrong_ref;
+    sum->max_wrong_ref = fmax(sum->max_wrong_ref, d->max_wrong_ref);
+}
+
 // ---- mesh against mesh ----------------------------------------------------------------
 
 typedef struct collide_ctx {
@@ -1023,7 +1037,8 @@ static void sweep_mode(const sweep_spec* spec, const sweep_pose_set* poses, bool
     char checks[COUNT][200];
     long long found[COUNT];
     for (int k = 0; k < COUNT; k++) {
-        int wrong_poses = 0;
+        int wrong_poses = 0, duplicates = 0;
+        pair_diff diff = {0};
         found[k] = 0;
         snprintf(checks[k], sizeof checks[k], "ok");
         for (int i = 0; i < p->count; i++) {
@@ -1039,13 +1054,13 @@ static void sweep_mode(const sweep_spec* spec, const sweep_pose_set* poses, bool
                 first_check(s, got, q->found, text, sizeof text, &wrong_ref);
             } else {
                 const int unique = pairs_unique(got, q->found);
-                const pair_diff diff = pairs_diff(&s->geometry, s->ref, s->nref, got, unique,
-                                                  s->band, NULL);
-                pair_diff_text(&diff, text, sizeof text);
-                if (q->found > unique && strcmp(text, "ok") == 0) {
-                    snprintf(text, sizeof text, "%d pairs reported twice", q->found - unique);
-                }
-                wrong_ref = diff.wrong_ref;
+                const pair_diff d = pairs_diff(&s->geometry, s->ref, s->nref, got, unique,
+                                               s->band, NULL);
+                pair_diff_add(&diff, &d);
+                duplicates += q->found - unique;
+                snprintf(text, sizeof text, "%s",
+                         d.missing + d.extra > 0 || q->found > unique ? "differs" : "ok");
+                wrong_ref = d.wrong_ref;
             }
             found[k] += first_only ? q->found > 0 : q->found;
             if (wrong_ref > 0 && carom_wrong_poses++ == 0) {
@@ -1056,7 +1071,17 @@ static void sweep_mode(const sweep_spec* spec, const sweep_pose_set* poses, bool
                 snprintf(checks[k], sizeof checks[k], "pose %d: %.160s", i, text);
             }
         }
-        if (wrong_poses > 1) {
+        if (!first_only && wrong_poses > 0) {
+            // All pairs: the differences of every pose together, as one
+            // case's would read.
+            char text[160];
+            pair_diff_text(&diff, text, sizeof text);
+            if (duplicates > 0) {
+                snprintf(text, sizeof text, "%d pairs reported twice", duplicates);
+            }
+            snprintf(checks[k], sizeof checks[k], "%d of %d poses: %s", wrong_poses, p->count,
+                     text);
+        } else if (wrong_poses > 1) {
             const size_t used = strlen(checks[k]);
             snprintf(checks[k] + used, sizeof checks[k] - used, " (%d poses in all)", wrong_poses);
         }
