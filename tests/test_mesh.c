@@ -461,6 +461,74 @@ static void test_refit_bounds_moved_vertices(void** state) {
     free_soup(&so);
 }
 
+// The mesh keeps its vertices in its own order (the order its tree's
+// triangles first use them): a grid of shared corners, with vertices no
+// triangle uses before, among and after them, gives every triangle's
+// corners back by the caller's numbering, after create and after a refit
+// that moves every vertex, used or not; the bounds cover the unused ones.
+static void test_vertex_order_is_private(void** state) {
+    (void)state;
+    enum { SIDE = 12, GRID = SIDE * SIDE, UNUSED = 3, NV = GRID + UNUSED };
+    enum { NT = 2 * (SIDE - 1) * (SIDE - 1) };
+    // The grid's vertex i sits at slot 1 + i + (i >= GRID / 2); slots 0,
+    // GRID / 2 + 1 and NV - 1 are unused, far out so the bounds show them.
+    vec3s v[NV], moved[NV];
+    int slot_of[GRID];
+    for (int i = 0; i < GRID; ++i) slot_of[i] = 1 + i + (i >= GRID / 2);
+    v[0] = (vec3s){{-50.0f, 0.0f, 0.0f}};
+    v[GRID / 2 + 1] = (vec3s){{0.0f, 60.0f, 0.0f}};
+    v[NV - 1] = (vec3s){{0.0f, 0.0f, -70.0f}};
+    for (int i = 0; i < GRID; ++i) {
+        float x = (float)(i % SIDE), y = (float)(i / SIDE);
+        v[slot_of[i]] = (vec3s){{x, y, 0.3f * sinf(x) * cosf(y)}};
+    }
+    int idx[3 * NT], t = 0;
+    // Rows bottom up, then the triangles reversed, so that first use and
+    // the caller's order differ for every tree kind.
+    for (int y = 0; y + 1 < SIDE; ++y) {
+        for (int x = 0; x + 1 < SIDE; ++x) {
+            int a = slot_of[y * SIDE + x], b = slot_of[y * SIDE + x + 1];
+            int c = slot_of[(y + 1) * SIDE + x], d = slot_of[(y + 1) * SIDE + x + 1];
+            int quad[6] = {a, b, d, a, d, c};
+            memcpy(&idx[3 * t], quad, sizeof quad);
+            t += 2;
+        }
+    }
+    for (int i = 0, j = NT - 1; i < j; ++i, --j) {
+        for (int k = 0; k < 3; ++k) {
+            int swap = idx[3 * i + k];
+            idx[3 * i + k] = idx[3 * j + k];
+            idx[3 * j + k] = swap;
+        }
+    }
+    for (int i = 0; i < NV; ++i) {
+        moved[i] = (vec3s){{v[i].x * 1.5f + 2.0f, v[i].y - 0.25f * v[i].x, v[i].z + 1.0f}};
+    }
+    for (int k = 0; k < KIND_COUNT; ++k) {
+        carom_mesh_desc desc = {KINDS[k], 0};
+        carom_mesh m;
+        assert_int_equal(carom_mesh_create(v, NV, idx, NT, &desc, &m), CAROM_OK);
+        for (int pass = 0; pass < 2; ++pass) {
+            const vec3s* expect = pass == 0 ? v : moved;
+            for (int i = 0; i < NT; ++i) {
+                carom_mesh_corners c = carom_mesh_triangle(&m, i);
+                assert_memory_equal(&c.a, &expect[idx[3 * i]], sizeof(vec3s));
+                assert_memory_equal(&c.b, &expect[idx[3 * i + 1]], sizeof(vec3s));
+                assert_memory_equal(&c.c, &expect[idx[3 * i + 2]], sizeof(vec3s));
+            }
+            carom_aabb box = {expect[0], expect[0]};
+            for (int i = 1; i < NV; ++i) {
+                box.min = v3_min(box.min, expect[i]);
+                box.max = v3_max(box.max, expect[i]);
+            }
+            assert_memory_equal(&m.bounds, &box, sizeof box);
+            check_tree(&m);
+            if (pass == 0) assert_int_equal(carom_mesh_refit(&m, moved, NV), CAROM_OK);
+        }
+        carom_mesh_destroy(&m);
+    }
+}
+
 // Allocation failure at every allocation of every build: out of memory,
 // nothing leaked (cmocka's allocator checks at the end of the test).
 static void test_out_of_memory(void** state) {
@@ -523,6 +591,7 @@ int main(void) {
         cmocka_unit_test(test_degenerate_triangles),
         cmocka_unit_test(test_slabs_where_normals_cancel),
         cmocka_unit_test(test_refit_bounds_moved_vertices),
+        cmocka_unit_test(test_vertex_order_is_private),
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_real_meshes),
     };

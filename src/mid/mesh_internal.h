@@ -116,8 +116,12 @@ static const uint8_t MID_FACE_PAIRS[MID_BOXTREE_PAIRS][2] = {
     {1, 5}, {2, 3}, {2, 4}, {2, 5}, {3, 4}, {3, 5}, {4, 5}};
 
 struct carom_mesh_data {
-    vec3s* vertices;         // caller's order
-    int32_t (*triangles)[3]; // tree order
+    // In the order the tree-ordered triangles first use them, so that a
+    // leaf's corners lie together in memory; vertex_slot maps the caller's
+    // index to the slot, and every index in `triangles` is a slot.
+    vec3s* vertices;
+    int32_t* vertex_slot;
+    int32_t (*triangles)[3]; // tree order, vertex slots
     int32_t* ids;            // tree order -> caller's index, | MID_DEGENERATE_BIT
     int32_t* position;       // caller's index -> tree order
     mid_wide_node* wide_nodes;  // NULL for a boxtree or a one-leaf tree
