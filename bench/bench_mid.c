@@ -533,7 +533,8 @@ static void pair_diff_text(const pair_diff* d, char* text, size_t size)
     }
 }
 
-// Differences of several poses, summed.
+// Differences of several poses, summed, so that a sweep's line reads as
+// one case's does.
 static void pair_diff_add(pair_diff* sum, const pair_diff* d)
 {
     sum->missing += d->missing;
@@ -858,9 +859,9 @@ static void collide_case_run(const collide_spec* spec, mid_mesh* a, mid_mesh* b,
 // meshes can take several times as long, in carom and in FCL alike (all
 // pairs, by tens of percent). A sweep times both queries over many poses
 // drawn at random (the same poses for every implementation) and gives the
-// mean time per query. Each
-// pose turns the second mesh about its box centre, about a random axis, by
-// an angle uniform in [0.2, 3] rad, then moves it along a random direction:
+// mean time per query. Each pose turns the second mesh about its box
+// centre, about a random axis, by an angle uniform in [0.2, 3] rad, then
+// moves it along a random direction:
 //   grazing     back from where the meshes stop touching by 0.003 of the
 //               size (found by bisection with carom's AABB tree);
 //   deep        half that distance;
@@ -879,7 +880,8 @@ typedef struct sweep_spec {
 
 enum { SWEEP_POSES = 32, QUICK_SWEEP_POSES = 8, SWEEP_BISECTIONS = 40 };
 
-static bool carom_meets(const collide_setup* s)
+// Whether carom's AABB tree (the reference) finds the meshes meeting.
+static bool meshes_meet(const collide_setup* s)
 {
     collide_ctx c;
     collide_ctx_init(&c, IMPL_CAROM, true, s);
@@ -909,7 +911,7 @@ static bench_pose sweep_pose(const sweep_spec* spec, collide_setup* s, bench_rng
             offset[k] = mid * direction[k];
         }
         s->pb = pose_relative(&s->pa, s->b->centre, axis, angle, offset);
-        if (carom_meets(s)) {
+        if (meshes_meet(s)) {
             lo = mid;
         } else {
             hi = mid;
@@ -957,6 +959,11 @@ static sweep_pose_set sweep_poses_make(const sweep_spec* spec, mid_mesh* a, mid_
         }
         s->ref = collide_pairs(&p.refs[i]);
         s->nref = pairs_unique(s->ref, p.refs[i].found);
+        // A pose without pairs would time a miss, not the kind of contact
+        // the sweep is named for.
+        if (s->nref == 0) {
+            fail("a sweep pose has no intersecting pairs");
+        }
     }
     return p;
 }
@@ -970,7 +977,9 @@ static void sweep_poses_free(sweep_pose_set* p)
     free(p->setups);
 }
 
-// One implementation's first-hit queries, one per pose.
+// One implementation's queries (all pairs or first hit), one per pose. Each
+// query's own repeat stays at 1, where collide_once left it: a timed run
+// repeats the whole sweep instead.
 typedef struct sweep_ctx {
     int count;
     collide_ctx* queries;
@@ -987,9 +996,119 @@ static void run_sweep(void* arg)
     }
 }
 
-// One mode of a sweep: every implementation over every pose, timed, each
-// pose's answer checked as a single pose's is (collide_mode), the check
-// naming the first pose that fails and how many do.
+// One implementation's answers over a sweep, each pose's checked as a
+// single case's is (collide_mode).
+typedef struct sweep_tally {
+    char check[200];
+    long long found;  // all: distinct pairs, summed; first: poses with a pair
+    long long node_tests, triangle_tests;
+} sweep_tally;
+
+// Marks the poses where this implementation shows carom wrong, and sums
+// those pairs into *carom_wrong.
+static void sweep_check(const sweep_pose_set* poses, sweep_ctx* c, impl_id id, bool first_only,
+                        const bench_options* opt, sweep_tally* t, bool* shows_carom_wrong,
+                        pair_diff* carom_wrong)
+{
+    memset(t, 0, sizeof *t);
+    memset(carom_wrong, 0, sizeof *carom_wrong);
+    int wrong_poses = 0, failed = 0, duplicates = 0;
+    char first_failure[200] = "";
+    pair_diff diff = {0};
+    for (int i = 0; i < poses->count; i++) {
+        collide_ctx* q = &c->queries[i];
+        const collide_setup* s = &poses->setups[i];
+        t->node_tests += q->result.node_tests;
+        t->triangle_tests += q->result.triangle_tests;
+        char text[200] = "ok";
+        if (is_carom(id) && q->result.state != CAROM_DONE) {
+            snprintf(text, sizeof text, "state %s", carom_query_state_string(q->result.state));
+            failed++;
+        } else if (first_only) {
+            int wrong_ref = 0;
+            first_check(s, collide_pairs(q), q->found, text, sizeof text, &wrong_ref);
+            t->found += q->found > 0;
+            if (wrong_ref > 0) {
+                shows_carom_wrong[i] = true;
+            }
+        } else {
+            bench_tri_pair* got = collide_pairs(q);
+            const int unique = pairs_unique(got, q->found);
+            const pair_diff d = pairs_diff(&s->geometry, s->ref, s->nref, got, unique, s->band,
+                                           opt->verbose ? IMPL_NAME[id] : NULL);
+            pair_diff_add(&diff, &d);
+            if (d.wrong_ref > 0) {
+                shows_carom_wrong[i] = true;
+                pair_diff_add(carom_wrong, &d);
+            }
+            t->found += unique;
+            duplicates += q->found - unique;
+            if (d.missing + d.extra > 0 || q->found > unique) {
+                snprintf(text, sizeof text, "differs");
+            }
+        }
+        if (strcmp(text, "ok") != 0 && wrong_poses++ == 0) {
+            snprintf(first_failure, sizeof first_failure, "pose %d: %.160s", i, text);
+        }
+    }
+    snprintf(t->check, sizeof t->check, "ok");
+    if (wrong_poses == 0) {
+        return;
+    }
+    if (first_only) {
+        if (wrong_poses == 1) {
+            snprintf(t->check, sizeof t->check, "%s", first_failure);
+        } else {
+            snprintf(t->check, sizeof t->check, "%s (%d poses in all)", first_failure,
+                     wrong_poses);
+        }
+        return;
+    }
+    // All pairs: every pose's differences together, as one case's would
+    // read, then what no pair difference shows.
+    char text[160];
+    pair_diff_text(&diff, text, sizeof text);
+    int w = snprintf(t->check, sizeof t->check, "%d of %d poses: %s", wrong_poses, poses->count,
+                     text);
+    if (duplicates > 0 && w > 0 && (size_t)w < sizeof t->check) {
+        w += snprintf(t->check + w, sizeof t->check - (size_t)w, ", %d pairs reported twice",
+                      duplicates);
+    }
+    if (failed > 0 && w > 0 && (size_t)w < sizeof t->check) {
+        snprintf(t->check + w, sizeof t->check - (size_t)w, ", %d queries not done", failed);
+    }
+}
+
+static void sweep_emit(const char* case_name, const char* meshes, bool first_only,
+                       const sweep_pose_set* poses, const timed_slot* slot, impl_id id,
+                       const sweep_tally* t, int repeat, double fcl_ns)
+{
+    long long reference_pairs = 0;
+    for (int i = 0; i < poses->count; i++) {
+        reference_pairs += poses->setups[i].nref;
+    }
+    bench_json j;
+    bench_json_begin(&j, "mid", case_name, slot->impl.name, poses->count, slot->impl.ns_per_op,
+                     t->check);
+    bench_json_str(&j, "mode", first_only ? "first" : "all");
+    bench_json_str(&j, "meshes", meshes);
+    bench_json_int(&j, "poses", poses->count);
+    bench_json_int(&j, first_only ? "poses_hit" : "pairs", t->found);
+    bench_json_int(&j, "reference_pairs", reference_pairs);
+    if (is_carom(id)) {
+        bench_json_int(&j, "node_tests", t->node_tests);
+        bench_json_int(&j, "triangle_tests", t->triangle_tests);
+    }
+    bench_json_num(&j, "ns_min", slot->impl.ns_min);
+    bench_json_int(&j, "repeat", repeat);
+    if (id != IMPL_FCL_OBBRSS && fcl_ns > 0) {
+        bench_json_num(&j, "ratio_vs_fcl_obbrss", slot->impl.ns_per_op / fcl_ns);
+    }
+    bench_json_emit(&j);
+}
+
+// One mode of a sweep: every implementation over every pose, timed,
+// checked, printed.
 static void sweep_mode(const sweep_spec* spec, const sweep_pose_set* poses, bool first_only,
                        const bench_options* opt)
 {
@@ -999,6 +1118,7 @@ static void sweep_mode(const sweep_spec* spec, const sweep_pose_set* poses, bool
     sweep_ctx ctx[COUNT];
     timed_slot slots[COUNT];
     double single[COUNT];
+    double fcl_ns = 0;
     for (int k = 0; k < COUNT; k++) {
         ctx[k].count = poses->count;
         ctx[k].queries = xmalloc(sizeof *ctx[k].queries * (size_t)poses->count);
@@ -1011,112 +1131,46 @@ static void sweep_mode(const sweep_spec* spec, const sweep_pose_set* poses, bool
                                 &ctx[k].repeat, poses->count};
     }
     measure_slots(slots, single, COUNT, opt);
-
-    double fcl_ns = 0;
     for (int k = 0; k < COUNT; k++) {
         if (ids[k] == IMPL_FCL_OBBRSS) {
             fcl_ns = slots[k].impl.ns_per_op;
         }
     }
-    long long reference_pairs = 0;
-    for (int i = 0; i < poses->count; i++) {
-        reference_pairs += poses->setups[i].nref;
-    }
-    const char* mode = first_only ? "first" : "all";
-    char case_name[64];
-    snprintf(case_name, sizeof case_name, "%s/%s", spec->name, mode);
-    const sweep_pose_set* p = poses;
-    const mid_mesh* a = p->setups[0].a;
-    const mid_mesh* b = p->setups[0].b;
-    char meshes[64];
-    snprintf(meshes, sizeof meshes, "%s-%s", a->name, b->name);
+
     // carom's AABB tree is the reference: its line fails when another
     // implementation's disagreement shows it wrong on some pose.
+    bool shows_carom_wrong[SWEEP_POSES] = {false};
+    pair_diff carom_wrong = {0};
+    sweep_tally tally[COUNT];
+    for (int k = 0; k < COUNT; k++) {
+        pair_diff shown;
+        sweep_check(poses, &ctx[k], ids[k], first_only, opt, &tally[k], shows_carom_wrong,
+                    &shown);
+        if (shown.wrong_ref > carom_wrong.wrong_ref) {
+            carom_wrong = shown;  // the implementation that shows the most, as collide_mode
+        }
+    }
     int carom_wrong_poses = 0;
-    char carom_wrong[200] = "";
-    char checks[COUNT][200];
-    long long found[COUNT];
-    for (int k = 0; k < COUNT; k++) {
-        int wrong_poses = 0, duplicates = 0;
-        pair_diff diff = {0};
-        found[k] = 0;
-        snprintf(checks[k], sizeof checks[k], "ok");
-        for (int i = 0; i < p->count; i++) {
-            collide_ctx* q = &ctx[k].queries[i];
-            const collide_setup* s = &p->setups[i];
-            bench_tri_pair* got = collide_pairs(q);
-            char text[200];
-            int wrong_ref = 0;
-            if (is_carom(ids[k]) && q->result.state != CAROM_DONE) {
-                snprintf(text, sizeof text, "state %s",
-                         carom_query_state_string(q->result.state));
-            } else if (first_only) {
-                first_check(s, got, q->found, text, sizeof text, &wrong_ref);
-            } else {
-                const int unique = pairs_unique(got, q->found);
-                const pair_diff d = pairs_diff(&s->geometry, s->ref, s->nref, got, unique,
-                                               s->band, NULL);
-                pair_diff_add(&diff, &d);
-                duplicates += q->found - unique;
-                snprintf(text, sizeof text, "%s",
-                         d.missing + d.extra > 0 || q->found > unique ? "differs" : "ok");
-                wrong_ref = d.wrong_ref;
-            }
-            found[k] += first_only ? q->found > 0 : q->found;
-            if (wrong_ref > 0 && carom_wrong_poses++ == 0) {
-                snprintf(carom_wrong, sizeof carom_wrong, "pose %d: %s shows carom wrong", i,
-                         IMPL_NAME[ids[k]]);
-            }
-            if (strcmp(text, "ok") != 0 && wrong_poses++ == 0) {
-                snprintf(checks[k], sizeof checks[k], "pose %d: %.160s", i, text);
-            }
-        }
-        if (!first_only && wrong_poses > 0) {
-            // All pairs: the differences of every pose together, as one
-            // case's would read.
-            char text[160];
-            pair_diff_text(&diff, text, sizeof text);
-            if (duplicates > 0) {
-                snprintf(text, sizeof text, "%d pairs reported twice", duplicates);
-            }
-            snprintf(checks[k], sizeof checks[k], "%d of %d poses: %s", wrong_poses, p->count,
-                     text);
-        } else if (wrong_poses > 1) {
-            const size_t used = strlen(checks[k]);
-            snprintf(checks[k] + used, sizeof checks[k] - used, " (%d poses in all)", wrong_poses);
+    for (int i = 0; i < poses->count; i++) {
+        carom_wrong_poses += shows_carom_wrong[i];
+    }
+    if (carom_wrong_poses > 0 && strcmp(tally[0].check, "ok") == 0) {
+        if (first_only) {
+            snprintf(tally[0].check, sizeof tally[0].check,
+                     "carom misses an overlapping pair on %d poses", carom_wrong_poses);
+        } else {
+            snprintf(tally[0].check, sizeof tally[0].check,
+                     "%d pairs wrong per the double reference on %d poses, by up to %.2g",
+                     carom_wrong.wrong_ref, carom_wrong_poses, carom_wrong.max_wrong_ref);
         }
     }
-    if (carom_wrong_poses > 0 && strcmp(checks[0], "ok") == 0) {
-        snprintf(checks[0], sizeof checks[0], "%s (%d poses in all)", carom_wrong,
-                 carom_wrong_poses);
-    }
+    char case_name[64], meshes[64];
+    snprintf(case_name, sizeof case_name, "%s/%s", spec->name, first_only ? "first" : "all");
+    snprintf(meshes, sizeof meshes, "%s-%s", poses->setups[0].a->name, poses->setups[0].b->name);
     for (int k = 0; k < COUNT; k++) {
-        long long node_tests = 0, triangle_tests = 0;
-        for (int i = 0; i < p->count; i++) {
-            node_tests += ctx[k].queries[i].result.node_tests;
-            triangle_tests += ctx[k].queries[i].result.triangle_tests;
-        }
-        bench_json j;
-        bench_json_begin(&j, "mid", case_name, slots[k].impl.name, p->count,
-                         slots[k].impl.ns_per_op, checks[k]);
-        bench_json_str(&j, "mode", mode);
-        bench_json_str(&j, "meshes", meshes);
-        bench_json_int(&j, "poses", p->count);
-        bench_json_int(&j, first_only ? "poses_hit" : "pairs", found[k]);
-        bench_json_int(&j, "reference_pairs", reference_pairs);
-        if (is_carom(ids[k])) {
-            bench_json_int(&j, "node_tests", node_tests);
-            bench_json_int(&j, "triangle_tests", triangle_tests);
-        }
-        bench_json_num(&j, "ns_min", slots[k].impl.ns_min);
-        bench_json_int(&j, "repeat", ctx[k].repeat);
-        if (ids[k] != IMPL_FCL_OBBRSS && fcl_ns > 0) {
-            bench_json_num(&j, "ratio_vs_fcl_obbrss", slots[k].impl.ns_per_op / fcl_ns);
-        }
-        bench_json_emit(&j);
-    }
-    for (int k = 0; k < COUNT; k++) {
-        for (int i = 0; i < p->count; i++) {
+        sweep_emit(case_name, meshes, first_only, poses, &slots[k], ids[k], &tally[k],
+                   ctx[k].repeat, fcl_ns);
+        for (int i = 0; i < poses->count; i++) {
             collide_ctx_free(&ctx[k].queries[i]);
         }
         free(ctx[k].queries);

@@ -93,9 +93,9 @@ static carom_status order_vertices(carom_mesh* mesh) {
     int32_t next = 0;
     for (int p = 0; p < mesh->triangle_count; ++p) {
         for (int k = 0; k < 3; ++k) {
-            int32_t* v = &d->triangles[p][k];
-            if (slot[*v] < 0) slot[*v] = next++;
-            *v = slot[*v];
+            int32_t* corner = &d->triangles[p][k];
+            if (slot[*corner] < 0) slot[*corner] = next++;
+            *corner = slot[*corner];
         }
     }
     for (size_t i = 0; i < nv; ++i) {

@@ -118,7 +118,10 @@ static const uint8_t MID_FACE_PAIRS[MID_BOXTREE_PAIRS][2] = {
 struct carom_mesh_data {
     // In the order the tree-ordered triangles first use them, so that a
     // leaf's corners lie together in memory; vertex_slot maps the caller's
-    // index to the slot, and every index in `triangles` is a slot.
+    // index to the slot, and every index in `triangles` is a slot. The
+    // builds see the caller's order: the vertices move after the tree is
+    // made (order_vertices in mesh.c), and the builds index them by the
+    // caller's triangles.
     vec3s* vertices;
     int32_t* vertex_slot;
     int32_t (*triangles)[3]; // tree order, vertex slots
