@@ -795,6 +795,41 @@ static void collide_mode(const collide_setup* s, bool first_only, const bench_op
     }
 }
 
+// A case's setup before its second mesh is placed: the first mesh at
+// pose_first(), and the touching band.
+static collide_setup collide_setup_of(const char* name, mid_mesh* a, mid_mesh* b)
+{
+    collide_setup s = {0};
+    s.name = name;
+    s.a = a;
+    s.b = b;
+    s.pa = pose_first();
+    s.band = TOUCH_BAND * fmax(a->size, b->size);
+    s.geometry.a = a;
+    s.geometry.b = b;
+    s.geometry.fa = frame_of(&s.pa);
+    return s;
+}
+
+static void collide_setup_place(collide_setup* s, bench_pose pb)
+{
+    s->pb = pb;
+    s->geometry.fb = frame_of(&pb);
+}
+
+// The reference set: carom's AABB tree, every pair, untimed; `ref` owns it
+// until collide_ctx_free.
+static void collide_setup_reference(collide_setup* s, collide_ctx* ref)
+{
+    collide_ctx_init(ref, IMPL_CAROM, false, s);
+    collide_once(ref);
+    if (ref->result.state != CAROM_DONE) {
+        fail("carom's reference collide did not finish");
+    }
+    s->ref = collide_pairs(ref);
+    s->nref = pairs_unique(s->ref, ref->found);
+}
+
 // The collide poses. The first mesh is at pose_first(); the second is
 // turned about its own box centre by `angle` about `axis`, then moved by
 // `offset`, both in the first mesh's frame.
@@ -818,29 +853,13 @@ static void collide_case_run(const collide_spec* spec, mid_mesh* a, mid_mesh* b,
     if (!run_all && !run_first) {
         return;
     }
-    collide_setup s = {0};
-    s.name = spec->name;
-    s.a = a;
-    s.b = b;
-    s.pa = pose_first();
-    s.pb = pose_relative(&s.pa, b->centre, spec->axis, spec->angle, spec->offset);
-    s.geometry.a = a;
-    s.geometry.b = b;
-    s.geometry.fa = frame_of(&s.pa);
-    s.geometry.fb = frame_of(&s.pb);
-    s.band = TOUCH_BAND * fmax(a->size, b->size);
+    collide_setup s = collide_setup_of(spec->name, a, b);
+    collide_setup_place(&s, pose_relative(&s.pa, b->centre, spec->axis, spec->angle,
+                                          spec->offset));
     bench_note("case %s: B at p=(%.6g %.6g %.6g) q=(%.6g %.6g %.6g %.6g)", spec->name, s.pb.p[0],
                s.pb.p[1], s.pb.p[2], s.pb.q[0], s.pb.q[1], s.pb.q[2], s.pb.q[3]);
-
-    // The reference set: carom's AABB tree, every pair, untimed.
     collide_ctx ref;
-    collide_ctx_init(&ref, IMPL_CAROM, false, &s);
-    collide_once(&ref);
-    if (ref.result.state != CAROM_DONE) {
-        fail("carom's reference collide did not finish");
-    }
-    s.ref = collide_pairs(&ref);
-    s.nref = pairs_unique(s.ref, ref.found);
+    collide_setup_reference(&s, &ref);
     bench_note("  %d intersecting triangle pairs (carom, AABB tree)", s.nref);
 
     if (run_all) {
@@ -910,7 +929,7 @@ static bench_pose sweep_pose(const sweep_spec* spec, collide_setup* s, bench_rng
         for (int k = 0; k < 3; k++) {
             offset[k] = mid * direction[k];
         }
-        s->pb = pose_relative(&s->pa, s->b->centre, axis, angle, offset);
+        collide_setup_place(s, pose_relative(&s->pa, s->b->centre, axis, angle, offset));
         if (meshes_meet(s)) {
             lo = mid;
         } else {
@@ -941,24 +960,9 @@ static sweep_pose_set sweep_poses_make(const sweep_spec* spec, mid_mesh* a, mid_
     bench_rng rng = bench_rng_seed(spec->seed);
     for (int i = 0; i < p.count; i++) {
         collide_setup* s = &p.setups[i];
-        memset(s, 0, sizeof *s);
-        s->name = spec->name;
-        s->a = a;
-        s->b = b;
-        s->pa = pose_first();
-        s->pb = sweep_pose(spec, s, &rng);
-        s->geometry.a = a;
-        s->geometry.b = b;
-        s->geometry.fa = frame_of(&s->pa);
-        s->geometry.fb = frame_of(&s->pb);
-        s->band = TOUCH_BAND * fmax(a->size, b->size);
-        collide_ctx_init(&p.refs[i], IMPL_CAROM, false, s);
-        collide_once(&p.refs[i]);
-        if (p.refs[i].result.state != CAROM_DONE) {
-            fail("carom's reference collide did not finish");
-        }
-        s->ref = collide_pairs(&p.refs[i]);
-        s->nref = pairs_unique(s->ref, p.refs[i].found);
+        *s = collide_setup_of(spec->name, a, b);
+        collide_setup_place(s, sweep_pose(spec, s, &rng));
+        collide_setup_reference(s, &p.refs[i]);
         // A pose without pairs would time a miss, not the kind of contact
         // the sweep is named for.
         if (s->nref == 0) {

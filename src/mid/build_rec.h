@@ -100,10 +100,12 @@ static inline void rec_grow(f4* lo, f4* hi, const box_rec* r) {
     *hi = f4_max(*hi, r->hi);
 }
 
-// The axis a node of box tlo..thi splits on.
+// The axis a node of box tlo..thi splits on: its longest, ties to the
+// lower axis.
 static inline int mid_split_axis(f4 tlo, f4 thi) {
     f4 e = thi - tlo;
-    return mid_longest_axis(v3(e[0], e[1], e[2]));
+    if (e[0] >= e[1] && e[0] >= e[2]) return 0;
+    return e[1] >= e[2] ? 1 : 2;
 }
 
 // The slides' split of records [0, count) (count > 1), whose box is

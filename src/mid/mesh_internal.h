@@ -171,12 +171,6 @@ typedef struct mid_build {
 // MID_MEDIAN_DEPTH + log2(CAROM_MESH_MAX_TRIANGLES) = 90 < CAROM_MESH_MAX_DEPTH.
 #define MID_MEDIAN_DEPTH 64
 
-// The axis a node splits on; ties go to the lower axis.
-static inline int mid_longest_axis(vec3s extent) {
-    if (extent.x >= extent.y && extent.x >= extent.z) return 0;
-    return extent.y >= extent.z ? 1 : 2;
-}
-
 carom_status mid_aabb_tree_build(carom_mesh* mesh, mid_build* b, bool sah);
 // The wide nodes of a binary tree of `count` nodes (a leaf alone gives
 // none), and their refit after the vertices moved: leaves first, then
