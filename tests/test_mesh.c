@@ -562,6 +562,41 @@ static void test_out_of_memory(void** state) {
     free_soup(&so);
 }
 
+// A boxtree's refit gathers its nodes' true boxes into scratch memory first;
+// without it (the allocation fails), each node gathers its children's from
+// their triangles, and the tree must come out the same, bit for bit, and
+// valid.
+static void test_boxtree_refit_without_scratch(void** state) {
+    (void)state;
+    soup so = make_soup(300, 3.0f, 0.3f, 23);
+    vec3s* moved = malloc(sizeof(vec3s) * 3 * (size_t)so.n);
+    for (int i = 0; i < 3 * so.n; ++i) {
+        vec3s p = so.v[i];
+        moved[i] = (vec3s){{p.x - 0.4f * sinf(1.5f * p.z), p.y + 0.3f * cosf(p.x), p.z * 0.8f}};
+    }
+    carom_mesh_desc desc = {CAROM_TREE_BOXTREE, 0};
+    carom_mesh with, without;
+    assert_int_equal(carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &with), CAROM_OK);
+    assert_int_equal(carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &without), CAROM_OK);
+    assert_int_equal(carom_mesh_refit(&with, moved, 3 * so.n), CAROM_OK);
+    carom_allocator a = {failing_realloc, hooked_free, NULL};
+    carom_set_allocator(&a);
+    g_count = 0;
+    g_fail_at = 1;  // the refit's one allocation
+    assert_int_equal(carom_mesh_refit(&without, moved, 3 * so.n), CAROM_OK);
+    assert_int_equal(g_count, 1);
+    carom_set_allocator(NULL);
+    check_tree(&without);
+    const size_t bytes = (size_t)(so.n - 1) * sizeof(mid_boxtree_node);
+    assert_memory_equal(with.data->box_nodes, without.data->box_nodes, bytes);
+    assert_memory_equal(&with.data->root_min, &without.data->root_min, sizeof(vec3s));
+    assert_memory_equal(&with.data->root_max, &without.data->root_max, sizeof(vec3s));
+    carom_mesh_destroy(&with);
+    carom_mesh_destroy(&without);
+    free(moved);
+    free_soup(&so);
+}
+
 // The real meshes the queries are tested on build valid trees of every kind.
 static void test_real_meshes(void** state) {
     (void)state;
@@ -596,6 +631,7 @@ int main(void) {
         cmocka_unit_test(test_degenerate_triangles),
         cmocka_unit_test(test_slabs_where_normals_cancel),
         cmocka_unit_test(test_refit_bounds_moved_vertices),
+        cmocka_unit_test(test_boxtree_refit_without_scratch),
         cmocka_unit_test(test_vertex_order_is_private),
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_real_meshes),

@@ -149,6 +149,10 @@ typedef struct boxtree_builder {
     struct carom_mesh_data* d;
     mid_boxtree_node* nodes;
     box_rec* recs;  // the triangles in tree order as far as it is settled
+    // A refit's true box of every inner node (lo, hi; by node index), made
+    // leaves first, then parents; NULL when that scratch could not be had,
+    // and each node then takes its children's boxes from their triangles.
+    f4 (*boxes)[2];
     int depth;
 } boxtree_builder;
 
@@ -189,6 +193,41 @@ CAROM_FORCE_INLINE void build_pair(boxtree_builder* bb, int index, int first, f4
 static void build_node(boxtree_builder* bb, int index, int first, int count, f4 tlo, f4 thi,
                        f4 qlo, f4 qhi, int depth);
 
+// A refit's true box of a child: node `index` over triangles [first, first
+// + count), or the one triangle of a leaf. Min and max are exact, so it is
+// the box of the triangles whichever way it is gathered.
+static inline void refit_child_box(const boxtree_builder* bb, int index, int first, int count,
+                                   f4* lo, f4* hi) {
+    if (count > 1 && bb->boxes) {
+        *lo = bb->boxes[index][0];
+        *hi = bb->boxes[index][1];
+    } else {
+        mid_triangles_box(bb->d, first, count, lo, hi);
+    }
+}
+
+// The true boxes of node `index` (over triangles [first, first + count),
+// count >= 2) and every node below it, children first, into bb->boxes;
+// gives the node's. The recursion is the tree's depth deep.
+static void refit_boxes(boxtree_builder* bb, int index, int first, int count, f4* lo, f4* hi) {
+    const int left = (int)(bb->nodes[index].packed >> 8);
+    f4 l[2], r[2];
+    if (left > 1) {
+        refit_boxes(bb, index + 1, first, left, &l[0], &l[1]);
+    } else {
+        mid_triangles_box(bb->d, first, 1, &l[0], &l[1]);
+    }
+    if (count - left > 1) {
+        refit_boxes(bb, index + left, first + left, count - left, &r[0], &r[1]);
+    } else {
+        mid_triangles_box(bb->d, first + left, 1, &r[0], &r[1]);
+    }
+    *lo = f4_min(l[0], r[0]);
+    *hi = f4_max(l[1], r[1]);
+    bb->boxes[index][0] = *lo;
+    bb->boxes[index][1] = *hi;
+}
+
 // Child `side` (0 left, 1 right) of node `n`, which cuts `qlo..qhi`: a
 // child of two or more triangles is a node, its box exactly as every walk
 // will compute it; one triangle is a leaf, its place in the tree order
@@ -222,8 +261,8 @@ static void build_node(boxtree_builder* bb, int index, int first, int count, f4 
         left = mid_recs_split(bb->recs + first, count, tlo, thi, depth, kid);
     } else {
         left = (int)(n->packed >> 8);
-        mid_triangles_box(bb->d, first, left, &kid[0], &kid[1]);
-        mid_triangles_box(bb->d, first + left, count - left, &kid[2], &kid[3]);
+        refit_child_box(bb, index + 1, first, left, &kid[0], &kid[1]);
+        refit_child_box(bb, index + left, first + left, count - left, &kid[2], &kid[3]);
     }
     store_faces(n, left, qlo, qhi, kid);
     build_child(bb, n, 0, index + 1, first, left, kid[0], kid[1], qlo, qhi, depth + 1);
@@ -240,7 +279,7 @@ carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b) {
         carom_free(recs);
         return CAROM_ERR_OUT_OF_MEMORY;
     }
-    boxtree_builder bb = {b, mesh->data, nodes, recs, 0};
+    boxtree_builder bb = {b, mesh->data, nodes, recs, NULL, 0};
     f4 lo, hi;
     mid_recs_start(mesh->data, b, recs, &lo, &hi);
     if (n == 1) {
@@ -258,12 +297,26 @@ carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b) {
     return CAROM_OK;
 }
 
+// The planes depend on the parent's box as walks see it, which comes from
+// the root down, and on the children's true boxes, which come from the
+// leaves up: a first pass gathers the true boxes leaves first into a
+// scratch array (32 bytes per node, freed before returning), and the
+// second sets the planes from the root down, as a build does. Without the
+// scratch, each node gathers its children's boxes from their triangles:
+// the same tree, for the tree's depth times the box work (the bunny's
+// refit: 4.7 ms against 3.8; choosing the faces again is most of the rest).
 void mid_boxtree_refit(carom_mesh* mesh) {
     int n = mesh->triangle_count;
-    boxtree_builder bb = {NULL, mesh->data, mesh->data->box_nodes, NULL, 0};
+    boxtree_builder bb = {NULL, mesh->data, mesh->data->box_nodes, NULL, NULL, 0};
     f4 lo, hi;
-    mid_triangles_box(bb.d, 0, n, &lo, &hi);
+    if (n > 1) bb.boxes = carom_alloc((size_t)(n - 1) * sizeof *bb.boxes);
+    if (bb.boxes) {
+        refit_boxes(&bb, 0, 0, n, &lo, &hi);
+    } else {
+        mid_triangles_box(bb.d, 0, n, &lo, &hi);
+    }
     mesh->data->root_min = f4_to(lo);
     mesh->data->root_max = f4_to(hi);
     if (n > 1) build_node(&bb, 0, 0, n, lo, hi, lo, hi, 0);
+    carom_free(bb.boxes);
 }
