@@ -12,6 +12,7 @@
 //   bunny-coincident-sweep/{all,first}  and armadillo-bunny (deep) poses: the
 //   armadillo-bunny-sweep/{all,first}   mean time per query
 //   build-bunny, build-armadillo  building each tree
+//   refit-bunny                   refitting each tree to a deforming bunny
 //   ray-bunny, ray-house          closest-hit ray casts
 // "all" collects every intersecting triangle pair, "first" stops at the
 // first. The reference pair set is carom's AABB tree; every other answer is
@@ -131,6 +132,10 @@ int main(int argc, char** argv)
     }
     if (wanted(&opt, "build-armadillo", false)) {
         build_case_run("build-armadillo", get_mesh(&meshes, MESH_ARMADILLO), &opt);
+    }
+    if (wanted(&opt, "refit-bunny", true)) {
+        mid_mesh* bunny = get_mesh(&meshes, MESH_BUNNY);
+        refit_case_run("refit-bunny", bunny, bunny, &opt);
     }
     if (wanted(&opt, "ray-bunny", true)) {
         ray_case rc = {"ray-bunny", get_mesh(&meshes, MESH_BUNNY), 0xb0b};

@@ -192,6 +192,7 @@ frame frame_of(const bench_pose* p);
 void frame_apply(const frame* f, const float x[3], double out[3]);
 
 void mesh_open(mid_mesh* m, const char* name, const char* file, float size);
+void mesh_moved(mid_mesh* out, const mid_mesh* m, const char* name, const float (*vertices)[3]);
 carom_status carom_build(const mid_mesh* m, int kind, carom_mesh* out);
 const carom_mesh* mesh_carom(mid_mesh* m, int kind);
 void* mesh_fcl(mid_mesh* m, bench_fcl_bv bv);
@@ -217,9 +218,13 @@ void pair_diff_add(pair_diff* sum, const pair_diff* d);
 void collide_case_run(const collide_spec* spec, mid_mesh* a, mid_mesh* b,
                       const bench_options* opt);
 void sweep_case_run(const sweep_spec* spec, mid_mesh* a, mid_mesh* b, const bench_options* opt);
-// bench_mid_trees.c: building each tree.
+// bench_mid_trees.c: building each tree, and refitting it to a deforming
+// mesh (checked against `partner`, a fixed mesh it overlaps).
 void build_case_run(const char* name, const mid_mesh* mesh, const bench_options* opt);
-// bench_mid_rays.c: closest-hit ray casts.
+void refit_case_run(const char* name, mid_mesh* mesh, mid_mesh* partner, const bench_options* opt);
+// bench_mid_rays.c: closest-hit ray casts; make_rays makes a case's rays.
 void ray_case_run(const ray_case* rc, const bench_options* opt);
+void make_rays(const mid_mesh* m, const bench_pose* pose, int n, uint64_t seed, carom_ray* rays,
+               bench_ray* peer_rays);
 
 #endif

@@ -130,8 +130,7 @@ const char* const IMPL_NAME[IMPL_COUNT] = {
     "carom", "carom-boxtree", "carom-sah", "fcl-obbrss", "fcl-aabb", "bullet-bvh", "carom-any",
 };
 
-const carom_tree_kind CAROM_KIND[3] = {CAROM_TREE_AABB, CAROM_TREE_BOXTREE,
-                                              CAROM_TREE_AABB_SAH};
+const carom_tree_kind CAROM_KIND[3] = {CAROM_TREE_AABB, CAROM_TREE_BOXTREE, CAROM_TREE_AABB_SAH};
 
 static void mesh_bounds(mid_mesh* m)
 {
@@ -148,6 +147,21 @@ static void mesh_bounds(mid_mesh* m)
     for (int k = 0; k < 3; k++) {
         m->centre[k] = 0.5 * ((double)m->lo[k] + m->hi[k]);
     }
+}
+
+// The mesh's vertices as carom takes them, and its arrays as the peers do.
+static void mesh_views(mid_mesh* m)
+{
+    m->vertices = xmalloc(sizeof(vec3s) * (size_t)m->data.vertex_count);
+    for (int i = 0; i < m->data.vertex_count; i++) {
+        for (int k = 0; k < 3; k++) {
+            m->vertices[i].raw[k] = m->data.vertices[i][k];
+        }
+    }
+    m->desc.vertices = &m->data.vertices[0][0];
+    m->desc.vertex_count = m->data.vertex_count;
+    m->desc.triangles = &m->data.triangles[0][0];
+    m->desc.triangle_count = m->data.triangle_count;
 }
 
 // Loads a mesh. With `size` > 0 it is moved so that its box centre is the
@@ -175,16 +189,24 @@ void mesh_open(mid_mesh* m, const char* name, const char* file, float size)
         }
         mesh_bounds(m);
     }
-    m->vertices = xmalloc(sizeof(vec3s) * (size_t)m->data.vertex_count);
-    for (int i = 0; i < m->data.vertex_count; i++) {
-        for (int k = 0; k < 3; k++) {
-            m->vertices[i].raw[k] = m->data.vertices[i][k];
-        }
-    }
-    m->desc.vertices = &m->data.vertices[0][0];
-    m->desc.vertex_count = m->data.vertex_count;
-    m->desc.triangles = &m->data.triangles[0][0];
-    m->desc.triangle_count = m->data.triangle_count;
+    mesh_views(m);
+}
+
+// A copy of `m` named `name` whose vertices are `vertices` (as many as m's),
+// the triangles the same: a frame of a deforming mesh.
+void mesh_moved(mid_mesh* out, const mid_mesh* m, const char* name, const float (*vertices)[3])
+{
+    memset(out, 0, sizeof *out);
+    out->name = name;
+    const size_t nv = (size_t)m->data.vertex_count, nt = (size_t)m->data.triangle_count;
+    out->data.vertex_count = m->data.vertex_count;
+    out->data.triangle_count = m->data.triangle_count;
+    out->data.vertices = xmalloc(sizeof(float[3]) * nv);
+    out->data.triangles = xmalloc(sizeof(int[3]) * nt);
+    memcpy(out->data.vertices, vertices, sizeof(float[3]) * nv);
+    memcpy(out->data.triangles, m->data.triangles, sizeof(int[3]) * nt);
+    mesh_bounds(out);
+    mesh_views(out);
 }
 
 carom_status carom_build(const mid_mesh* m, int kind, carom_mesh* out)

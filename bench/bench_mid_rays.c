@@ -45,8 +45,8 @@ static void run_rays(void* arg)
 // mix of hits and misses. Built in the mesh's frame, then moved to world
 // with its pose and rounded to float once; every implementation gets these
 // floats.
-static void make_rays(const mid_mesh* m, const bench_pose* pose, int n, uint64_t seed,
-                      carom_ray* rays, bench_ray* peer_rays)
+void make_rays(const mid_mesh* m, const bench_pose* pose, int n, uint64_t seed, carom_ray* rays,
+               bench_ray* peer_rays)
 {
     const frame f = frame_of(pose);
     double diag = 0;

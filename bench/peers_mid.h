@@ -71,6 +71,20 @@ void* bench_fcl_collide_prepare(const void* model_a, const bench_pose* pose_a, c
 int bench_fcl_collide(void* query, int first_only, bench_tri_pair* out, int capacity);
 void bench_fcl_collide_destroy(void* query);
 
+/// A prepared refit of a model from bench_fcl_mesh_build (which the refits
+/// change: give it a model of its own) to `frame_count` vertex frames of
+/// `vertex_count` vertices each (x y z floats), widened to double here, once.
+/// NULL on failure.
+void* bench_fcl_refit_prepare(void* model, const float* const* frames, int frame_count,
+                              int vertex_count);
+/// Moves the model's vertices to frame `frame` and refits its tree bottom up,
+/// keeping its topology: beginReplaceModel, replaceSubModel,
+/// endReplaceModel(refit = true, bottomup = true), FCL's refit for a
+/// deforming model (leaves fitted to their triangles, each parent to its
+/// children's volumes). Returns 0, or -1 when FCL reports an error.
+int bench_fcl_refit(void* refit, int frame);
+void bench_fcl_refit_destroy(void* refit);
+
 /// ---- Bullet 3.24 (float) ----
 
 /// Builds a btBvhTriangleMeshShape (quantized AABB compression on) over a
@@ -83,6 +97,18 @@ void* bench_bullet_mesh_build(const bench_mesh* mesh);
 /// capacities).
 bench_tree_info bench_bullet_mesh_info(const void* shape);
 void bench_bullet_mesh_destroy(void* shape);
+
+/// A prepared refit of a shape from bench_bullet_mesh_build (which the refits
+/// change) to `frame_count` vertex frames of `vertex_count` vertices each,
+/// copied here. NULL on failure.
+void* bench_bullet_refit_prepare(void* shape, const float* const* frames, int frame_count,
+                                 int vertex_count);
+/// Moves the shape's vertices to frame `frame` as a user would (writes them
+/// into the vertex array its btTriangleIndexVertexArray reads, and takes
+/// their bounds), then btBvhTriangleMeshShape::refitTree over those bounds:
+/// the quantization is redone and every node's box refitted, topology kept.
+void bench_bullet_refit(void* refit, int frame);
+void bench_bullet_refit_destroy(void* refit);
 
 /// A ray in world coordinates: origin + t * translation for t in [0, 1].
 typedef struct bench_ray {

@@ -17,6 +17,10 @@
 //   that starts or ends on the triangle's plane (dist_a * dist_b >= 0) and
 //   accepts points slightly outside an edge (tolerance 1e-4 relative to the
 //   squared normal length), so grazing rays may differ from carom's.
+// - Refit: the new vertices written into the array the mesh interface
+//   reads, their bounds taken, then refitTree over them: btOptimizedBvh's
+//   refit redoes the quantization over the bounds (with its default margin,
+//   as the build) and refits every node bottom up from the triangles.
 // - The shape has no pose: each cast moves its ray into the mesh's frame
 //   with the inverse pose (computed once in prepare), as a user of the
 //   shape outside a btCollisionWorld would.
@@ -43,6 +47,11 @@ struct BulletMesh {
         delete shape;
         delete array;
     }
+};
+
+struct BulletRefit {
+    BulletMesh* mesh;
+    std::vector<std::vector<float>> frames;
 };
 
 struct BulletRays {
@@ -150,4 +159,43 @@ extern "C" void bench_bullet_raycast(void* query, bench_ray_hit* out)
 extern "C" void bench_bullet_raycast_destroy(void* query)
 {
     delete static_cast<BulletRays*>(query);
+}
+
+extern "C" void* bench_bullet_refit_prepare(void* shape, const float* const* frames,
+                                            int frame_count, int vertex_count)
+{
+    try {
+        auto* r = new BulletRefit;
+        r->mesh = static_cast<BulletMesh*>(shape);
+        if (r->mesh->vertices.size() != 3 * static_cast<size_t>(vertex_count)) {
+            delete r;
+            return nullptr;
+        }
+        for (int f = 0; f < frame_count; f++) {
+            r->frames.emplace_back(frames[f], frames[f] + 3 * static_cast<size_t>(vertex_count));
+        }
+        return r;
+    } catch (const std::exception&) {
+        return nullptr;
+    }
+}
+
+extern "C" void bench_bullet_refit(void* refit, int frame)
+{
+    auto* r = static_cast<BulletRefit*>(refit);
+    const std::vector<float>& v = r->frames[static_cast<size_t>(frame)];
+    std::vector<float>& out = r->mesh->vertices;  // what the mesh interface reads
+    btVector3 lo(BT_LARGE_FLOAT, BT_LARGE_FLOAT, BT_LARGE_FLOAT), hi = -lo;
+    for (size_t i = 0; i < v.size(); i += 3) {
+        const btVector3 p(v[i], v[i + 1], v[i + 2]);
+        out[i] = v[i], out[i + 1] = v[i + 1], out[i + 2] = v[i + 2];
+        lo.setMin(p);
+        hi.setMax(p);
+    }
+    r->mesh->shape->refitTree(lo, hi);
+}
+
+extern "C" void bench_bullet_refit_destroy(void* refit)
+{
+    delete static_cast<BulletRefit*>(refit);
 }

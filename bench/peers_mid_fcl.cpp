@@ -17,6 +17,11 @@
 //   rebuilds both trees from scratch (initialize() calls endReplaceModel
 //   with refit off) before traversing: AABBs cannot be rotated. That is what
 //   fcl::collide does for AABB meshes, so it is what is timed.
+// - Refit: beginReplaceModel / replaceSubModel / endReplaceModel with refit
+//   on, bottom up: each leaf's volume fitted to its triangle's new corners
+//   (OBBRSS: the covariance fit, as in the build), each parent's merged
+//   from its children's. The new vertices are widened to double before the
+//   timed call.
 // - Pairs: with enable_contact = false the leaf test is
 //   Intersect::intersect_Triangle, a separating-axis test in double on 17
 //   axes (the two normals, the nine edge-edge cross products, the six
@@ -42,6 +47,23 @@ struct FclMesh {
     bench_fcl_bv bv;
     std::shared_ptr<fcl::CollisionGeometryd> geometry;
 };
+
+struct FclRefit {
+    FclMesh* mesh;
+    std::vector<std::vector<fcl::Vector3d>> frames;
+};
+
+template <typename BV>
+int refit_model(fcl::CollisionGeometryd* g, const std::vector<fcl::Vector3d>& points)
+{
+    auto* model = static_cast<fcl::BVHModel<BV>*>(g);
+    if (model->beginReplaceModel() != fcl::BVH_OK || model->replaceSubModel(points) != fcl::BVH_OK ||
+        model->endReplaceModel(true, true) != fcl::BVH_OK) {
+        return -1;
+    }
+    model->computeLocalAABB();
+    return 0;
+}
 
 struct FclCollide {
     const FclMesh* a;
@@ -172,4 +194,39 @@ extern "C" int bench_fcl_collide(void* query, int first_only, bench_tri_pair* ou
 extern "C" void bench_fcl_collide_destroy(void* query)
 {
     delete static_cast<FclCollide*>(query);
+}
+
+extern "C" void* bench_fcl_refit_prepare(void* model, const float* const* frames, int frame_count,
+                                         int vertex_count)
+{
+    try {
+        auto* r = new FclRefit;
+        r->mesh = static_cast<FclMesh*>(model);
+        r->frames.resize(static_cast<size_t>(frame_count));
+        for (int f = 0; f < frame_count; f++) {
+            const float* v = frames[f];
+            r->frames[f].reserve(static_cast<size_t>(vertex_count));
+            for (int i = 0; i < vertex_count; i++) {
+                r->frames[f].emplace_back(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
+            }
+        }
+        return r;
+    } catch (const std::exception&) {
+        return nullptr;
+    }
+}
+
+extern "C" int bench_fcl_refit(void* refit, int frame)
+{
+    auto* r = static_cast<FclRefit*>(refit);
+    const auto& points = r->frames[static_cast<size_t>(frame)];
+    if (r->mesh->bv == BENCH_FCL_OBBRSS) {
+        return refit_model<fcl::OBBRSSd>(r->mesh->geometry.get(), points);
+    }
+    return refit_model<fcl::AABBd>(r->mesh->geometry.get(), points);
+}
+
+extern "C" void bench_fcl_refit_destroy(void* refit)
+{
+    delete static_cast<FclRefit*>(refit);
 }
