@@ -258,7 +258,9 @@ static int fcl_pair_set(void* a, const bench_pose* pa, void* b, const bench_pose
 
 // How many of `n` rays a refitted Bullet shape answers otherwise than a
 // fresh build of the same vertices: both test the same triangles with the
-// same arithmetic, so the closest hits must be the same, bit for bit.
+// same arithmetic, so the closest hits must be the same, bit for bit (two
+// triangles hit at exactly the same fraction could come in either order,
+// and the triangle reported differ; none does on these rays).
 static int bullet_rays_differ(void* refitted, const mid_mesh* moved, const bench_pose* pose,
                               int n)
 {
@@ -290,13 +292,98 @@ static int bullet_rays_differ(void* refitted, const mid_mesh* moved, const bench
     return differ;
 }
 
+// What the refit checks compare with: the moved mesh (the first frame) at
+// pose_first(), the partner at the bunny-deep pose, and the pairs a fresh
+// build of the moved mesh finds with it (midpoint trees, as a set).
+typedef struct refit_truth {
+    mid_mesh moved;
+    mid_mesh* partner;
+    bench_pose pa, pb;
+    carom_xform xa, xb;
+    pair_geometry geometry;
+    bench_tri_pair* ref;
+    int nref;
+    int capacity;  // of the pair buffers
+    double band;
+} refit_truth;
+
+static void refit_truth_make(refit_truth* t, const mid_mesh* mesh, const float (*first)[3],
+                             mid_mesh* partner)
+{
+    mesh_moved(&t->moved, mesh, "moved", first);
+    t->partner = partner;
+    t->pa = pose_first();
+    const double axis[3] = {1.0, -0.5, 0.3}, offset[3] = {0.22, 0.12, -0.08};
+    t->pb = pose_relative(&t->pa, partner->centre, axis, 0.8, offset);
+    t->xa = to_xform(&t->pa);
+    t->xb = to_xform(&t->pb);
+    t->geometry = (pair_geometry){&t->moved, partner, frame_of(&t->pa), frame_of(&t->pb)};
+    t->capacity = 4096;
+    t->ref = NULL;
+    t->nref = carom_pair_set(mesh_carom(&t->moved, 0), t->xa, mesh_carom(partner, 0), t->xb,
+                             &t->ref, &t->capacity);
+    t->band = TOUCH_BAND * mesh->size;
+}
+
+static void refit_truth_free(refit_truth* t)
+{
+    free(t->ref);
+    mesh_close(&t->moved);
+}
+
+// One implementation's refitted tree (on the first frame) against the
+// truth: its check string; *answers gets the pairs or rays compared.
+static void refit_check(refit_ctx* c, refit_truth* t, int rays, const bench_options* opt,
+                        char* check, size_t size, int* answers)
+{
+    *answers = 0;
+    if (c->failures > 0) {
+        if (is_carom(c->id)) {
+            snprintf(check, size, "%d refits failed: %s", c->failures,
+                     carom_status_string(c->status));
+        } else {
+            snprintf(check, size, "%d refits failed", c->failures);
+        }
+        return;
+    }
+    if (c->id == IMPL_BULLET) {
+        *answers = rays;
+        const int differ = bullet_rays_differ(c->model, &t->moved, &t->pa, rays);
+        if (differ == 0) {
+            snprintf(check, size, "ok");
+        } else {
+            snprintf(check, size, "%d of %d rays differ from a fresh build's", differ, rays);
+        }
+        return;
+    }
+    bench_tri_pair* got = NULL;
+    int n;
+    if (is_carom(c->id)) {
+        n = carom_pair_set(&c->mesh, t->xa, mesh_carom(t->partner, (int)c->id), t->xb, &got,
+                           &t->capacity);
+    } else {
+        n = fcl_pair_set(c->model, &t->pa, mesh_fcl(t->partner, BENCH_FCL_OBBRSS), &t->pb, &got,
+                         &t->capacity);
+    }
+    *answers = n;
+    pair_diff d = pairs_diff(&t->geometry, t->ref, t->nref, got, n, t->band,
+                             opt->verbose ? IMPL_NAME[c->id] : NULL);
+    if (is_carom(c->id) && d.missing + d.extra > 0) {
+        snprintf(check, size, "%d pairs differ from a fresh build's (%d missing, %d extra)",
+                 d.missing + d.extra, d.missing, d.extra);
+    } else {
+        pair_diff_text(&d, check, size);
+    }
+    free(got);
+}
+
 // The refit case: each implementation refits a tree of its own to the
 // deforming frames, timed per refit. Then, on the frame every one ends at
 // (the first), carom's trees and FCL's are checked by mesh against mesh
 // with `partner` (undeformed, at the bunny-deep pose): carom's pairs must
-// be exactly those of a fresh carom build of the moved vertices, FCL's
-// must agree with them up to the touching band; Bullet's by ray casts
-// against a fresh Bullet build.
+// be the set a fresh carom build of the moved vertices finds, FCL's must
+// agree with it up to the touching band; Bullet's by ray casts against a
+// fresh Bullet build.
 void refit_case_run(const char* name, mid_mesh* mesh, mid_mesh* partner, const bench_options* opt)
 {
     if (!bench_case_selected(opt, name)) {
@@ -335,19 +422,10 @@ void refit_case_run(const char* name, mid_mesh* mesh, mid_mesh* partner, const b
     }
     measure_slots(slots, single, COUNT, opt);
 
-    // Every tree on the first frame, then the checks there.
-    mid_mesh moved;
-    mesh_moved(&moved, mesh, "moved", (const float(*)[3])frames[0]);
-    const bench_pose pa = pose_first();
-    const double axis[3] = {1.0, -0.5, 0.3}, offset[3] = {0.22, 0.12, -0.08};
-    const bench_pose pb = pose_relative(&pa, partner->centre, axis, 0.8, offset);
-    const carom_xform xa = to_xform(&pa), xb = to_xform(&pb);
-    pair_geometry geometry = {&moved, partner, frame_of(&pa), frame_of(&pb)};
-    int capacity = 4096;
-    bench_tri_pair* ref = NULL;
-    const int nref = carom_pair_set(mesh_carom(&moved, 0), xa, mesh_carom(partner, 0), xb, &ref,
-                                    &capacity);
-    bench_note("  %d intersecting triangle pairs with the partner (carom, fresh AABB tree)", nref);
+    refit_truth truth;
+    refit_truth_make(&truth, mesh, (const float(*)[3])frames[0], partner);
+    bench_note("  %d intersecting triangle pairs with the partner (carom, fresh AABB tree)",
+               truth.nref);
     double fcl_ns = 0;
     for (int k = 0; k < COUNT; k++) {
         if (ids[k] == IMPL_FCL_OBBRSS && ctx[k].failures == 0) {
@@ -357,50 +435,16 @@ void refit_case_run(const char* name, mid_mesh* mesh, mid_mesh* partner, const b
     const int rays = opt->quick ? QUICK_REFIT_RAYS : REFIT_RAYS;
     for (int k = 0; k < COUNT; k++) {
         refit_ctx* c = &ctx[k];
-        if (c->next != 1) {
+        const int repeat = c->repeat;
+        if (c->next != 1) {  // the last refit went to another frame: one more, to the first
             c->repeat = 1;
             c->next = 0;
             run_refit(c);
+            c->repeat = repeat;
         }
         char check[160];
-        int answers = 0;
-        if (c->failures > 0) {
-            if (is_carom(c->id)) {
-                snprintf(check, sizeof check, "%d refits failed: %s", c->failures,
-                         carom_status_string(c->status));
-            } else {
-                snprintf(check, sizeof check, "%d refits failed", c->failures);
-            }
-        } else if (c->id == IMPL_BULLET) {
-            answers = rays;
-            int differ = bullet_rays_differ(c->model, &moved, &pa, rays);
-            if (differ == 0) {
-                snprintf(check, sizeof check, "ok");
-            } else {
-                snprintf(check, sizeof check, "%d of %d rays differ from a fresh build's", differ,
-                         rays);
-            }
-        } else {
-            bench_tri_pair* got = NULL;
-            int n;
-            if (is_carom(c->id)) {
-                n = carom_pair_set(&c->mesh, xa, mesh_carom(partner, (int)c->id), xb, &got,
-                                   &capacity);
-            } else {
-                n = fcl_pair_set(c->model, &pa, mesh_fcl(partner, BENCH_FCL_OBBRSS), &pb, &got,
-                                 &capacity);
-            }
-            answers = n;
-            pair_diff d = pairs_diff(&geometry, ref, nref, got, n, TOUCH_BAND * mesh->size,
-                                     opt->verbose ? IMPL_NAME[ids[k]] : NULL);
-            if (is_carom(c->id) && d.missing + d.extra > 0) {
-                snprintf(check, sizeof check, "%d pairs differ from a fresh build's (%d missing, "
-                         "%d extra)", d.missing + d.extra, d.missing, d.extra);
-            } else {
-                pair_diff_text(&d, check, sizeof check);
-            }
-            free(got);
-        }
+        int answers;
+        refit_check(c, &truth, rays, opt, check, sizeof check, &answers);
         bench_json j;
         bench_json_begin(&j, "mid", name, slots[k].impl.name, 1, slots[k].impl.ns_per_op, check);
         bench_json_str(&j, "mode", "refit");
@@ -409,7 +453,7 @@ void refit_case_run(const char* name, mid_mesh* mesh, mid_mesh* partner, const b
         bench_json_int(&j, "vertices", nv);
         bench_json_int(&j, c->id == IMPL_BULLET ? "rays" : "pairs", answers);
         if (c->id != IMPL_BULLET) {
-            bench_json_int(&j, "reference_pairs", nref);
+            bench_json_int(&j, "reference_pairs", truth.nref);
         }
         bench_json_num(&j, "ns_min", slots[k].impl.ns_min);
         bench_json_int(&j, "repeat", c->repeat);
@@ -419,8 +463,7 @@ void refit_case_run(const char* name, mid_mesh* mesh, mid_mesh* partner, const b
         bench_json_emit(&j);
         refit_ctx_free(c);
     }
-    free(ref);
-    mesh_close(&moved);
+    refit_truth_free(&truth);
     for (int f = 0; f < REFIT_FRAMES; f++) {
         free(frames[f]);
         free(carom_frames[f]);

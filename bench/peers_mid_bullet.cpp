@@ -26,6 +26,7 @@
 //   shape outside a btCollisionWorld would.
 #include "peers_mid.h"
 
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -165,16 +166,15 @@ extern "C" void* bench_bullet_refit_prepare(void* shape, const float* const* fra
                                             int frame_count, int vertex_count)
 {
     try {
-        auto* r = new BulletRefit;
+        auto r = std::make_unique<BulletRefit>();
         r->mesh = static_cast<BulletMesh*>(shape);
         if (r->mesh->vertices.size() != 3 * static_cast<size_t>(vertex_count)) {
-            delete r;
             return nullptr;
         }
         for (int f = 0; f < frame_count; f++) {
             r->frames.emplace_back(frames[f], frames[f] + 3 * static_cast<size_t>(vertex_count));
         }
-        return r;
+        return r.release();
     } catch (const std::exception&) {
         return nullptr;
     }

@@ -200,8 +200,18 @@ extern "C" void* bench_fcl_refit_prepare(void* model, const float* const* frames
                                          int vertex_count)
 {
     try {
-        auto* r = new FclRefit;
+        auto r = std::make_unique<FclRefit>();
         r->mesh = static_cast<FclMesh*>(model);
+        const auto* g = r->mesh->geometry.get();
+        int model_vertices;
+        if (r->mesh->bv == BENCH_FCL_OBBRSS) {
+            model_vertices = static_cast<const fcl::BVHModel<fcl::OBBRSSd>*>(g)->num_vertices;
+        } else {
+            model_vertices = static_cast<const fcl::BVHModel<fcl::AABBd>*>(g)->num_vertices;
+        }
+        if (model_vertices != vertex_count) {
+            return nullptr;  // replaceSubModel would write past the model's vertices
+        }
         r->frames.resize(static_cast<size_t>(frame_count));
         for (int f = 0; f < frame_count; f++) {
             const float* v = frames[f];
@@ -210,7 +220,7 @@ extern "C" void* bench_fcl_refit_prepare(void* model, const float* const* frames
                 r->frames[f].emplace_back(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
             }
         }
-        return r;
+        return r.release();
     } catch (const std::exception&) {
         return nullptr;
     }

@@ -74,9 +74,9 @@ static inline f4 half_areas(const f4 lo[3], const f4 hi[3]) {
 // from the right for the cost of every right part, then from the left.
 // Returns the last bin of the left side and writes its axis to *axis, -1
 // for none. The costs are those of one axis at a time, bit for bit, and
-// so is the choice: ties keep the lowest bin, then the lowest axis. Costs
-// tie at zero only for boxes of no area, which only zero-area triangles
-// (never reported) have, and the depth stays bounded anyway.
+// so is the choice: ties keep the lowest axis, and on it the lowest bin.
+// Costs tie at zero only for boxes of no area, which only zero-area
+// triangles (never reported) have, and the depth stays bounded anyway.
 static int sah_best_plane(const sah_bins* bins, int count, f4 scale, int* axis) {
     f4 lo[SAH_BINS][3], hi[SAH_BINS][3];
     i4 n_in[SAH_BINS];
@@ -130,8 +130,9 @@ static int sah_best_plane(const sah_bins* bins, int count, f4 scale, int* axis) 
 // on any axis; writes the two sides (left first) with their centroids'
 // bounds, and the sides' boxes to kid (left lo, hi, right lo, hi). The
 // boxes come from the bins, whose union is each side (min and max are
-// exact), and the centroids' bounds from the partition, which meets every
-// record once: neither takes a pass of its own.
+// exact: a bound of zero may only come out with the other sign), and the
+// centroids' bounds from the partition, which meets every record once:
+// neither takes a pass of its own.
 static void sah_split(const sah_range* in, int depth, sah_range out[2], f4 kid[4]) {
     box_rec* it = in->recs;
     const int count = in->count;
@@ -168,7 +169,8 @@ static void sah_split(const sah_range* in, int depth, sah_range out[2], f4 kid[4
     }
     // No plane: too deep, or every centroid at one point (an axis with a
     // scale has centroids in its first and last bins, so some plane splits
-    // there). The median split by count, which bounds the depth.
+    // there, at a finite cost: CAROM_MAX_COORDINATE keeps the costs far
+    // from overflowing). The median split by count, which bounds the depth.
     if (best_axis < 0) {
         const int left = count / 2;
         mid_recs_select(it, count, mid_split_axis(cmin, cmax), left);

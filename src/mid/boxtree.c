@@ -303,8 +303,10 @@ carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b) {
 // scratch array (32 bytes per node, freed before returning), and the
 // second sets the planes from the root down, as a build does. Without the
 // scratch, each node gathers its children's boxes from their triangles:
-// the same tree, for the tree's depth times the box work (the bunny's
-// refit: 4.7 ms against 3.8; choosing the faces again is most of the rest).
+// the same tree (up to the sign of a zero bound), for the tree's depth
+// times the box work: the bunny's refit took 4.7 ms that way, 3.8 with the
+// scratch (the best of twenty refits in a loop); choosing each child's
+// faces again is most of what is left.
 void mid_boxtree_refit(carom_mesh* mesh) {
     int n = mesh->triangle_count;
     boxtree_builder bb = {NULL, mesh->data, mesh->data->box_nodes, NULL, NULL, 0};
