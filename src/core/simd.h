@@ -20,6 +20,17 @@ static inline f4 f4_make(float x, float y, float z) { return (f4){x, y, z, 0.0f}
 static inline f4 f4_from(vec3s v) { return (f4){v.x, v.y, v.z, 0.0f}; }
 static inline vec3s f4_to(f4 v) { return v3(v[0], v[1], v[2]); }
 static inline f4 f4_zero(void) { return (f4){0.0f, 0.0f, 0.0f, 0.0f}; }
+// Rows x, y, z, w of four (x, y, z, w) vectors: eight shuffles.
+static inline void f4_transpose4(f4 t0, f4 t1, f4 t2, f4 t3, f4 out[4]) {
+    f4 lo01 = __builtin_shufflevector(t0, t1, 0, 4, 1, 5);  // x0 x1 y0 y1
+    f4 lo23 = __builtin_shufflevector(t2, t3, 0, 4, 1, 5);
+    f4 hi01 = __builtin_shufflevector(t0, t1, 2, 6, 3, 7);  // z0 z1 w0 w1
+    f4 hi23 = __builtin_shufflevector(t2, t3, 2, 6, 3, 7);
+    out[0] = __builtin_shufflevector(lo01, lo23, 0, 1, 4, 5);
+    out[1] = __builtin_shufflevector(lo01, lo23, 2, 3, 6, 7);
+    out[2] = __builtin_shufflevector(hi01, hi23, 0, 1, 4, 5);
+    out[3] = __builtin_shufflevector(hi01, hi23, 2, 3, 6, 7);
+}
 static inline float f4_dot(f4 a, f4 b) {
     f4 m = a * b;
     return m[0] + m[1] + m[2];

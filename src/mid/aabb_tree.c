@@ -52,17 +52,6 @@ typedef struct sah_bins {
     int count[3][SAH_BINS];
 } sah_bins;
 
-// Rows x, y, z of three (x, y, z, w) vectors (lane 3 zero).
-static inline void transpose3x3(f4 a, f4 b, f4 c, f4 rows[3]) {
-    const f4 zero = f4_zero();
-    f4 xy_ab = __builtin_shufflevector(a, b, 0, 4, 1, 5);   // xa xb ya yb
-    f4 xy_c = __builtin_shufflevector(c, zero, 0, 4, 1, 5);  // xc 0 yc 0
-    f4 z_ab = __builtin_shufflevector(a, b, 2, 6, 2, 6);    // za zb
-    rows[0] = __builtin_shufflevector(xy_ab, xy_c, 0, 1, 4, 5);
-    rows[1] = __builtin_shufflevector(xy_ab, xy_c, 2, 3, 6, 7);
-    rows[2] = __builtin_shufflevector(z_ab, c, 0, 1, 6, 7);
-}
-
 // Half the area of four boxes lo..hi, lane by lane (rows x, y, z).
 static inline f4 half_areas(const f4 lo[3], const f4 hi[3]) {
     f4 ex = hi[0] - lo[0], ey = hi[1] - lo[1], ez = hi[2] - lo[2];
@@ -78,11 +67,11 @@ static inline f4 half_areas(const f4 lo[3], const f4 hi[3]) {
 // Costs tie at zero only for boxes of no area, which only zero-area
 // triangles (never reported) have, and the depth stays bounded anyway.
 static int sah_best_plane(const sah_bins* bins, int count, f4 scale, int* axis) {
-    f4 lo[SAH_BINS][3], hi[SAH_BINS][3];
+    f4 lo[SAH_BINS][4], hi[SAH_BINS][4];  // rows x, y, z (and w, unused)
     i4 n_in[SAH_BINS];
     for (int bin = 0; bin < SAH_BINS; ++bin) {
-        transpose3x3(bins->min[0][bin], bins->min[1][bin], bins->min[2][bin], lo[bin]);
-        transpose3x3(bins->max[0][bin], bins->max[1][bin], bins->max[2][bin], hi[bin]);
+        f4_transpose4(bins->min[0][bin], bins->min[1][bin], bins->min[2][bin], f4_zero(), lo[bin]);
+        f4_transpose4(bins->max[0][bin], bins->max[1][bin], bins->max[2][bin], f4_zero(), hi[bin]);
         n_in[bin] = (i4){bins->count[0][bin], bins->count[1][bin], bins->count[2][bin], 0};
     }
     const f4 inf = {INFINITY, INFINITY, INFINITY, INFINITY}, zero = f4_zero();

@@ -1,13 +1,16 @@
 // Triangle meshes: validation, copies, the tree build and refit.
 #include <string.h>
 
-#include "mid/mesh_internal.h"
+#include "mid/walk.h"
 
 // Zero area in float: the edges' cross product is exactly zero. (Its squared
 // length would underflow for real triangles below about 1e-19 in size.)
-static bool triangle_is_degenerate(vec3s a, vec3s b, vec3s c) {
-    vec3s n = v3_cross(v3_sub(b, a), v3_sub(c, a));
-    return n.x == 0.0f && n.y == 0.0f && n.z == 0.0f;
+// Triangle p in tree order, its corners on four lanes.
+static bool triangle_is_degenerate(const struct carom_mesh_data* d, int p) {
+    f4 v[3];
+    mid_load_triangle(d, p, v);
+    const f4 n = f4_cross(v[1] - v[0], v[2] - v[0]);
+    return i4_mask3(n != f4_zero()) == 0;
 }
 
 static void free_data(struct carom_mesh_data* d) {
@@ -63,9 +66,7 @@ static void store_triangles(carom_mesh* mesh, const int* indices, const int32_t*
     for (int p = 0; p < mesh->triangle_count; ++p) {
         int t = order[p];
         for (int k = 0; k < 3; ++k) d->triangles[p][k] = indices[3 * t + k];
-        bool flat = triangle_is_degenerate(d->vertices[d->triangles[p][0]],
-                                           d->vertices[d->triangles[p][1]],
-                                           d->vertices[d->triangles[p][2]]);
+        bool flat = triangle_is_degenerate(d, p);
         degenerate += flat;
         d->ids[p] = t | (flat ? MID_DEGENERATE_BIT : 0);
         d->position[t] = p;
@@ -191,9 +192,7 @@ carom_status carom_mesh_refit(carom_mesh* mesh, const vec3s* vertices, int verte
     for (int i = 0; i < vertex_count; ++i) d->vertices[d->vertex_slot[i]] = vertices[i];
     int degenerate = 0;
     for (int p = 0; p < mesh->triangle_count; ++p) {
-        bool flat = triangle_is_degenerate(d->vertices[d->triangles[p][0]],
-                                           d->vertices[d->triangles[p][1]],
-                                           d->vertices[d->triangles[p][2]]);
+        bool flat = triangle_is_degenerate(d, p);
         degenerate += flat;
         d->ids[p] = (d->ids[p] & MID_ID_MASK) | (flat ? MID_DEGENERATE_BIT : 0);
     }

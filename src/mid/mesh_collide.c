@@ -55,22 +55,10 @@ _Static_assert(sizeof(leaf_triangle) <= 128, "a cached triangle fits in 128 byte
 
 static inline f4 lanes4(float v) { return (f4){v, v, v, v}; }
 
-// Rows x, y, z, w of four (x, y, z, w) vectors.
-static inline void transpose4(f4 t0, f4 t1, f4 t2, f4 t3, f4 out[4]) {
-    f4 lo01 = __builtin_shufflevector(t0, t1, 0, 4, 1, 5);  // x0 x1 y0 y1
-    f4 lo23 = __builtin_shufflevector(t2, t3, 0, 4, 1, 5);
-    f4 hi01 = __builtin_shufflevector(t0, t1, 2, 6, 3, 7);  // z0 z1 w0 w1
-    f4 hi23 = __builtin_shufflevector(t2, t3, 2, 6, 3, 7);
-    out[0] = __builtin_shufflevector(lo01, lo23, 0, 1, 4, 5);
-    out[1] = __builtin_shufflevector(lo01, lo23, 2, 3, 6, 7);
-    out[2] = __builtin_shufflevector(hi01, hi23, 0, 1, 4, 5);
-    out[3] = __builtin_shufflevector(hi01, hi23, 2, 3, 6, 7);
-}
-
-// Rows x, y, z only.
+// Rows x, y, z only of four (x, y, z, w) vectors.
 static inline void transpose3(f4 t0, f4 t1, f4 t2, f4 t3, f4 out[3]) {
     f4 rows[4];
-    transpose4(t0, t1, t2, t3, rows);
+    f4_transpose4(t0, t1, t2, t3, rows);
     for (int j = 0; j < 3; ++j) out[j] = rows[j];
 }
 
@@ -616,8 +604,8 @@ static unsigned leaf_slabs_apart(const collide_ctx* c, const side* xs, const sid
         memcpy(&head[i], s, sizeof head[i]);
         memcpy(&tail[i], s + sizeof(float), sizeof tail[i]);
     }
-    transpose4(head[0], head[1], head[2], head[3], nx);
-    transpose4(tail[0], tail[1], tail[2], tail[3], rest);
+    f4_transpose4(head[0], head[1], head[2], head[3], nx);
+    f4_transpose4(tail[0], tail[1], tail[2], tail[3], rest);
     const f4 lo_x = nx[3], hi_x = rest[3];
     const mid_leaf_slab* sy = wnode_slab(ys->t.d, y);
     const f4 ny = mid_load3(sy->normal);

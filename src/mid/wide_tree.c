@@ -16,6 +16,7 @@
 // normal.
 static void leaf_slab_make(const struct carom_mesh_data* d, int first, int count, f4 centre,
                            mid_leaf_slab* s) {
+    _Static_assert(3 * MID_MAX_LEAF_SIZE % 4 == 0, "the corners fill whole groups of four");
     f4 corners[3 * MID_MAX_LEAF_SIZE];
     f4 n = f4_zero();
     for (int t = 0; t < count; ++t) {
@@ -23,6 +24,9 @@ static void leaf_slab_make(const struct carom_mesh_data* d, int first, int count
         mid_load_triangle(d, first + t, v);
         n += f4_cross(v[1] - v[0], v[2] - v[0]);
     }
+    // The last group of four repeats the first corner, which changes no
+    // least or greatest value below.
+    for (int k = 3 * count; k % 4 != 0; ++k) corners[k] = corners[0];
     // Scaled to a largest component of 1 first, so that tiny or huge
     // normals neither underflow nor overflow when squared. Normals that
     // cancel: any direction gives a valid slab.
@@ -33,16 +37,24 @@ static void leaf_slab_make(const struct carom_mesh_data* d, int first, int count
     } else {
         n = (f4){1.0f, 0.0f, 0.0f, 0.0f};
     }
-    float low = INFINITY, high = -INFINITY;
-    f4 offset = f4_zero();
-    for (int k = 0; k < 3 * count; ++k) {
-        f4 from_centre = corners[k] - centre;
-        offset = f4_max(offset, f4_abs(from_centre));
-        float x = f4_dot(n, from_centre);
-        low = carom_minf(low, x);
-        high = carom_maxf(high, x);
+    // Four corners at a time, side by side: their offsets from the centre
+    // as rows x, y, z, and each offset's projection on n, summed in
+    // f4_dot's order (x, then y, then z).
+    const f4 nx = mid_broadcast(n, 0), ny = mid_broadcast(n, 1), nz = mid_broadcast(n, 2);
+    f4 low4 = {INFINITY, INFINITY, INFINITY, INFINITY}, high4 = -low4, offset = f4_zero();
+    for (int k = 0; k < 3 * count; k += 4) {
+        f4 rows[4];
+        f4_transpose4(corners[k] - centre, corners[k + 1] - centre, corners[k + 2] - centre,
+                      corners[k + 3] - centre, rows);
+        offset = f4_max(offset, f4_max(f4_abs(rows[0]), f4_max(f4_abs(rows[1]), f4_abs(rows[2]))));
+        const f4 x = nx * rows[0] + ny * rows[1] + nz * rows[2];
+        low4 = f4_min(low4, x);
+        high4 = f4_max(high4, x);
     }
-    const float pad = 8.0f * FLT_EPSILON * f4_max3(offset);
+    const float low = carom_minf(carom_minf(low4[0], low4[1]), carom_minf(low4[2], low4[3]));
+    const float high = carom_maxf(carom_maxf(high4[0], high4[1]), carom_maxf(high4[2], high4[3]));
+    const float largest_offset = carom_maxf(f4_max3(offset), offset[3]);
+    const float pad = 8.0f * FLT_EPSILON * largest_offset;
     for (int k = 0; k < 3; ++k) s->normal[k] = n[k];
     s->lo = low - pad;
     s->hi = high + pad;
