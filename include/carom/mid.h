@@ -36,7 +36,7 @@ typedef enum carom_tree_kind {
     /// each leaf's slab along its mean normal (20 bytes); about 15 bytes per
     /// triangle with the default leaf size. The default: it answers mesh
     /// against mesh, most first hits and rays through large triangles
-    /// faster than the midpoint split, for a build about twice as long
+    /// faster than the midpoint split, for a build about 2.2 times as long
     /// (README, "Meshes").
     CAROM_TREE_AABB_SAH = 0,
     /// AABB tree split at the middle of the longest axis of the node's box,
