@@ -3,9 +3,9 @@
 
 #include "mid/walk.h"
 
-// Zero area in float: the edges' cross product is exactly zero. (Its squared
-// length would underflow for real triangles below about 1e-19 in size.)
-// Triangle p in tree order, its corners on four lanes.
+// Whether triangle p (tree order) has zero area in float: its edges' cross
+// product is exactly zero. (Its squared length would underflow for real
+// triangles below about 1e-19 in size.)
 static bool triangle_is_degenerate(const struct carom_mesh_data* d, int p) {
     f4 v[3];
     mid_load_triangle(d, p, v);
