@@ -438,9 +438,28 @@ static void test_slabs_where_normals_cancel(void** state) {
     free_soup(&so);
 }
 
-// Refit keeps the topology but every box must bound its triangles again.
+// Refit keeps the topology but every box must bound its triangles again:
+// on meshes of one, two and three triangles (a leaf alone, a boxtree of one
+// node) and on a soup of 300.
 static void test_refit_bounds_moved_vertices(void** state) {
     (void)state;
+    for (int n = 1; n <= 3; ++n) {
+        soup small = make_soup(n, 1.0f, 0.4f, 40 + (unsigned)n);
+        vec3s moved[9];
+        for (int i = 0; i < 3 * n; ++i) {
+            vec3s p = small.v[i];
+            moved[i] = (vec3s){{p.y + 0.2f, p.z * 1.5f, p.x - 0.3f}};
+        }
+        for (int k = 0; k < KIND_COUNT; ++k) {
+            carom_mesh_desc desc = {KINDS[k], 0};
+            carom_mesh m;
+            assert_int_equal(carom_mesh_create(small.v, 3 * n, small.idx, n, &desc, &m), CAROM_OK);
+            assert_int_equal(carom_mesh_refit(&m, moved, 3 * n), CAROM_OK);
+            check_tree(&m);
+            carom_mesh_destroy(&m);
+        }
+        free_soup(&small);
+    }
     soup so = make_soup(300, 3.0f, 0.3f, 21);
     vec3s* moved = malloc(sizeof(vec3s) * 3 * (size_t)so.n);
     for (int i = 0; i < 3 * so.n; ++i) {
