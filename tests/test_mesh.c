@@ -282,6 +282,37 @@ static void test_boxtree_memory(void** state) {
     free_soup(&so);
 }
 
+// A boxtree child's box (mid_boxtree_child, which the build and the walks
+// share) moves exactly the two faces its pair code names, each to the plane
+// mid_boxtree_plane gives, bit for bit, and keeps the parent's other four:
+// every pair, extreme and middle codes, a box with a flat axis.
+static void test_boxtree_child_planes(void** state) {
+    (void)state;
+    const f4 lo = {-1.5f, 0.25f, 3.0f, 0.0f}, hi = {2.0f, 0.25f, 7.5f, 0.0f};
+    const uint8_t codes[][2] = {{0, 255}, {255, 0}, {17, 200}, {128, 128}, {1, 254}};
+    for (unsigned pair = 0; pair < MID_BOXTREE_PAIRS; ++pair) {
+        for (size_t c = 0; c < sizeof codes / sizeof codes[0]; ++c) {
+            f4 child_lo, child_hi;
+            mid_boxtree_child(lo, hi, pair, codes[c], &child_lo, &child_hi);
+            float want_lo[3] = {lo[0], lo[1], lo[2]}, want_hi[3] = {hi[0], hi[1], hi[2]};
+            for (int j = 0; j < 2; ++j) {
+                const int face = MID_FACE_PAIRS[pair][j], axis = face >> 1;
+                const float plane = mid_boxtree_plane(lo[axis], hi[axis], codes[c][j], face & 1);
+                if (face & 1) {
+                    want_hi[axis] = plane;
+                } else {
+                    want_lo[axis] = plane;
+                }
+            }
+            for (int k = 0; k < 3; ++k) {
+                float got_lo = child_lo[k], got_hi = child_hi[k];
+                assert_memory_equal(&got_lo, &want_lo[k], sizeof got_lo);
+                assert_memory_equal(&got_hi, &want_hi[k], sizeof got_hi);
+            }
+        }
+    }
+}
+
 // Hostile layouts for a midpoint split: a geometric cluster (each triangle
 // half the distance of the last from the origin, so every split peels off
 // one) and many copies of one triangle (no plane separates them). Depth must
@@ -652,6 +683,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tree_invariants_on_soups),
         cmocka_unit_test(test_boxtree_memory),
+        cmocka_unit_test(test_boxtree_child_planes),
         cmocka_unit_test(test_depth_is_bounded),
         cmocka_unit_test(test_invalid_arguments),
         cmocka_unit_test(test_degenerate_triangles),

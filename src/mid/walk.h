@@ -108,25 +108,48 @@ static inline void mid_walk_root(const mid_tree* t, mid_walk_node* h) {
     h->index = h->leaf ? -1 : 0;
 }
 
+// For each pair code (MID_FACE_PAIRS), the lane of its first and of its
+// second face among the min faces (lo0, lo1) and the max faces (hi0, hi1):
+// a face is in one of its two masks, and no two masks of one kind share a
+// lane (two faces of one axis are its min and its max).
+typedef struct mid_pair_lanes {
+    i4 lo0, lo1, hi0, hi1;
+} mid_pair_lanes;
+
+#define MID_LANE_OF(face, want_max) \
+    {((face) >> 1) == 0 && ((face) & 1) == (want_max) ? -1 : 0, \
+     ((face) >> 1) == 1 && ((face) & 1) == (want_max) ? -1 : 0, \
+     ((face) >> 1) == 2 && ((face) & 1) == (want_max) ? -1 : 0, 0}
+#define MID_PAIR_LANES(f0, f1) \
+    {MID_LANE_OF(f0, 0), MID_LANE_OF(f1, 0), MID_LANE_OF(f0, 1), MID_LANE_OF(f1, 1)}
+static const mid_pair_lanes MID_PAIR_LANE_MASKS[MID_BOXTREE_PAIRS] = {
+    MID_PAIR_LANES(0, 1), MID_PAIR_LANES(0, 2), MID_PAIR_LANES(0, 3), MID_PAIR_LANES(0, 4),
+    MID_PAIR_LANES(0, 5), MID_PAIR_LANES(1, 2), MID_PAIR_LANES(1, 3), MID_PAIR_LANES(1, 4),
+    MID_PAIR_LANES(1, 5), MID_PAIR_LANES(2, 3), MID_PAIR_LANES(2, 4), MID_PAIR_LANES(2, 5),
+    MID_PAIR_LANES(3, 4), MID_PAIR_LANES(3, 5), MID_PAIR_LANES(4, 5)};
+
 // A boxtree child's box from its parent's lo..hi: both faces of `pair`
 // moved to their quantized planes, read against the parent's box (a pair
 // may be the two faces of one axis). The build and every walk call this one
 // function, so they agree to the last bit, which keeps boxes conservative.
+// Without a branch on which faces move: each lane takes its plane's code
+// from the pair's masks, and lanes no face moves keep the parent's bound.
 static inline void mid_boxtree_child(f4 lo, f4 hi, unsigned pair, const uint8_t q[2], f4* child_lo,
                                      f4* child_hi) {
-    static const i4 axis_lane[3] = {{-1, 0, 0, 0}, {0, -1, 0, 0}, {0, 0, -1, 0}};
-    f4 step = (hi - lo) * (1.0f / MID_BOXTREE_QUANT);
-    *child_lo = lo;
-    *child_hi = hi;
-    for (int j = 0; j < 2; ++j) {
-        unsigned face = MID_FACE_PAIRS[pair][j];
-        i4 m = axis_lane[face >> 1];
-        if (face & 1) {
-            *child_hi = f4_select(m, hi - (float)(255u - q[j]) * step, *child_hi);
-        } else {
-            *child_lo = f4_select(m, lo + (float)q[j] * step, *child_lo);
-        }
-    }
+    const mid_pair_lanes* m = &MID_PAIR_LANE_MASKS[pair];
+    const f4 step = (hi - lo) * (1.0f / MID_BOXTREE_QUANT);
+    // Steps up from lo for a min face, down from hi for a max face, as
+    // mid_boxtree_plane counts them.
+    const i4 codes = {q[0], q[1], 255 - q[0], 255 - q[1]};
+    const f4 c = __builtin_convertvector(codes, f4);
+    const f4 up0 = __builtin_shufflevector(c, c, 0, 0, 0, 0);
+    const f4 up1 = __builtin_shufflevector(c, c, 1, 1, 1, 1);
+    const f4 down0 = __builtin_shufflevector(c, c, 2, 2, 2, 2);
+    const f4 down1 = __builtin_shufflevector(c, c, 3, 3, 3, 3);
+    const f4 from_lo = (f4)(((i4)up0 & m->lo0) | ((i4)up1 & m->lo1));
+    const f4 from_hi = (f4)(((i4)down0 & m->hi0) | ((i4)down1 & m->hi1));
+    *child_lo = f4_select(m->lo0 | m->lo1, lo + from_lo * step, lo);
+    *child_hi = f4_select(m->hi0 | m->hi1, hi - from_hi * step, hi);
 }
 
 // The two children of an inner boxtree node. (An AABB tree is walked
