@@ -285,29 +285,36 @@ static void test_boxtree_memory(void** state) {
 // A boxtree child's box (mid_boxtree_child, which the build and the walks
 // share) moves exactly the two faces its pair code names, each to the plane
 // mid_boxtree_plane gives, bit for bit, and keeps the parent's other four:
-// every pair, extreme and middle codes, a box with a flat axis.
+// every pair, extreme and middle codes, in a box of three distinct extents
+// (where a face moved on the wrong axis or side shows) and in one with a
+// flat axis.
 static void test_boxtree_child_planes(void** state) {
     (void)state;
-    const f4 lo = {-1.5f, 0.25f, 3.0f, 0.0f}, hi = {2.0f, 0.25f, 7.5f, 0.0f};
+    const f4 boxes[2][2] = {{{-1.5f, 0.25f, 3.0f, 0.0f}, {2.0f, 1.0f, 7.5f, 0.0f}},
+                            {{-1.5f, 0.25f, 3.0f, 0.0f}, {2.0f, 0.25f, 7.5f, 0.0f}}};
     const uint8_t codes[][2] = {{0, 255}, {255, 0}, {17, 200}, {128, 128}, {1, 254}};
-    for (unsigned pair = 0; pair < MID_BOXTREE_PAIRS; ++pair) {
-        for (size_t c = 0; c < sizeof codes / sizeof codes[0]; ++c) {
-            f4 child_lo, child_hi;
-            mid_boxtree_child(lo, hi, pair, codes[c], &child_lo, &child_hi);
-            float want_lo[3] = {lo[0], lo[1], lo[2]}, want_hi[3] = {hi[0], hi[1], hi[2]};
-            for (int j = 0; j < 2; ++j) {
-                const int face = MID_FACE_PAIRS[pair][j], axis = face >> 1;
-                const float plane = mid_boxtree_plane(lo[axis], hi[axis], codes[c][j], face & 1);
-                if (face & 1) {
-                    want_hi[axis] = plane;
-                } else {
-                    want_lo[axis] = plane;
+    for (int b = 0; b < 2; ++b) {
+        const f4 lo = boxes[b][0], hi = boxes[b][1];
+        for (unsigned pair = 0; pair < MID_BOXTREE_PAIRS; ++pair) {
+            for (size_t c = 0; c < sizeof codes / sizeof codes[0]; ++c) {
+                f4 child_lo, child_hi;
+                mid_boxtree_child(lo, hi, pair, codes[c], &child_lo, &child_hi);
+                float want_lo[3] = {lo[0], lo[1], lo[2]}, want_hi[3] = {hi[0], hi[1], hi[2]};
+                for (int j = 0; j < 2; ++j) {
+                    const int face = MID_FACE_PAIRS[pair][j], axis = face >> 1;
+                    const float plane =
+                        mid_boxtree_plane(lo[axis], hi[axis], codes[c][j], face & 1);
+                    if (face & 1) {
+                        want_hi[axis] = plane;
+                    } else {
+                        want_lo[axis] = plane;
+                    }
                 }
-            }
-            for (int k = 0; k < 3; ++k) {
-                float got_lo = child_lo[k], got_hi = child_hi[k];
-                assert_memory_equal(&got_lo, &want_lo[k], sizeof got_lo);
-                assert_memory_equal(&got_hi, &want_hi[k], sizeof got_hi);
+                for (int k = 0; k < 3; ++k) {
+                    float got_lo = child_lo[k], got_hi = child_hi[k];
+                    assert_memory_equal(&got_lo, &want_lo[k], sizeof got_lo);
+                    assert_memory_equal(&got_hi, &want_hi[k], sizeof got_hi);
+                }
             }
         }
     }
@@ -485,7 +492,9 @@ static void test_refit_bounds_moved_vertices(void** state) {
             carom_mesh_desc desc = {KINDS[k], 0};
             carom_mesh m;
             assert_int_equal(carom_mesh_create(small.v, 3 * n, small.idx, n, &desc, &m), CAROM_OK);
+            const int nodes = m.node_count;
             assert_int_equal(carom_mesh_refit(&m, moved, 3 * n), CAROM_OK);
+            assert_int_equal(m.node_count, nodes);
             check_tree(&m);
             carom_mesh_destroy(&m);
         }
