@@ -19,14 +19,19 @@ static void walk_boxes(const mid_tree* t, const mid_sweep* s, float* limit,
     while (top > 0) {
         --top;
         if (stack[top].t > *limit) continue;
-        mid_walk_node n = stack[top].node;
-        if (n.leaf) {
-            if (leaf(ctx, &n, limit)) return;
+        // Read in place: the children are made before anything is pushed
+        // over it.
+        const mid_walk_node* n = &stack[top].node;
+        if (n->leaf) {
+            if (leaf(ctx, n, limit)) return;
             continue;
         }
         mid_walk_node c[2];
-        mid_walk_children(t, &n, &c[0], &c[1]);
-        float t0 = enter(s, &c[0], *limit), t1 = enter(s, &c[1], *limit);
+        mid_walk_children(t, n, &c[0], &c[1]);
+        const f4 lo[2] = {c[0].lo, c[1].lo}, hi[2] = {c[0].hi, c[1].hi};
+        float te[2];
+        mid_slab_enter2(lo, hi, s->grow, s->origin, s->inv_dir, *limit, te);
+        const float t0 = te[0], t1 = te[1];
         int near = t1 < t0;
         float tn = near ? t1 : t0, tf = near ? t0 : t1;
         if (tf <= *limit) {

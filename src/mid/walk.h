@@ -74,6 +74,27 @@ static inline float mid_slab_enter(f4 lo, f4 hi, f4 grow, f4 origin, f4 inv_dir,
     return t0 <= t1 ? t0 : INFINITY;
 }
 
+// mid_slab_enter for two boxes at once, bit for bit: their near and far
+// distances side by side (rows x, y, z; lanes near of box 0 and 1, far of
+// box 0 and 1), then the same maxima and minima, in the same order.
+static inline void mid_slab_enter2(const f4 lo[2], const f4 hi[2], f4 grow, f4 origin, f4 inv_dir,
+                                   float t_max, float t[2]) {
+    f4 near[2], far[2];
+    for (int i = 0; i < 2; ++i) {
+        f4 a = (lo[i] - grow - origin) * inv_dir;
+        f4 b = (hi[i] + grow - origin) * inv_dir;
+        near[i] = f4_min(a, b);
+        far[i] = f4_max(a, b);
+    }
+    f4 rows[4];
+    f4_transpose4(near[0], near[1], far[0], far[1], rows);
+    const f4 zero = f4_zero(), limit = {t_max, t_max, t_max, t_max};
+    const f4 t0 = f4_max(f4_max(rows[0], rows[1]), f4_max(rows[2], zero));  // lanes 0, 1
+    const f4 t1 = f4_min(f4_min(rows[0], rows[1]), f4_min(rows[2], limit));  // lanes 2, 3
+    t[0] = t0[0] <= t1[2] ? t0[0] : INFINITY;
+    t[1] = t0[1] <= t1[3] ? t0[1] : INFINITY;
+}
+
 typedef struct mid_tree {
     const carom_mesh* mesh;
     const struct carom_mesh_data* d;
