@@ -160,13 +160,13 @@ static inline void mid_boxtree_child(f4 lo, f4 hi, unsigned pair, const uint8_t 
     const mid_pair_lanes* m = &MID_PAIR_LANE_MASKS[pair];
     const f4 step = (hi - lo) * (1.0f / MID_BOXTREE_QUANT);
     // Steps up from lo for a min face, down from hi for a max face, as
-    // mid_boxtree_plane counts them.
-    const i4 codes = {q[0], q[1], 255 - q[0], 255 - q[1]};
+    // mid_boxtree_plane counts them (255 - q is exact in float).
+    const i4 codes = {q[0], q[1], 0, 0};
     const f4 c = __builtin_convertvector(codes, f4);
+    const f4 top = {MID_BOXTREE_QUANT, MID_BOXTREE_QUANT, MID_BOXTREE_QUANT, MID_BOXTREE_QUANT};
     const f4 up0 = __builtin_shufflevector(c, c, 0, 0, 0, 0);
     const f4 up1 = __builtin_shufflevector(c, c, 1, 1, 1, 1);
-    const f4 down0 = __builtin_shufflevector(c, c, 2, 2, 2, 2);
-    const f4 down1 = __builtin_shufflevector(c, c, 3, 3, 3, 3);
+    const f4 down0 = top - up0, down1 = top - up1;
     const f4 from_lo = (f4)(((i4)up0 & m->lo0) | ((i4)up1 & m->lo1));
     const f4 from_hi = (f4)(((i4)down0 & m->hi0) | ((i4)down1 & m->hi1));
     *child_lo = f4_select(m->lo0 | m->lo1, lo + from_lo * step, lo);
