@@ -22,6 +22,7 @@
 #include "harness.h"
 #include "mesh_io.h"
 #include "peers.h"
+#include "pose_xform.h"
 #include "reference.h"
 
 // ---- sizes ------------------------------------------------------------------
@@ -414,18 +415,6 @@ static void coherent_frames(int n, double r_lo, double r_hi, bench_pose* pa, ben
     }
 }
 
-static carom_xform to_xform(const bench_pose* p)
-{
-    carom_xform xf;
-    for (int k = 0; k < 3; k++) {
-        xf.p.raw[k] = p->p[k];
-    }
-    for (int k = 0; k < 4; k++) {
-        xf.q.raw[k] = p->q[k];
-    }
-    return xf;
-}
-
 // ---- the implementations as timed batches ---------------------------------------
 
 typedef struct carom_batch {
@@ -546,8 +535,8 @@ static void run_query_set(const query_set* q, const bench_options* opt)
         fail("out of memory");
     }
     for (int i = 0; i < n; i++) {
-        xa[i] = to_xform(&q->pa[i]);
-        xb[i] = to_xform(&q->pb[i]);
+        xa[i] = bench_pose_xform(&q->pa[i]);
+        xb[i] = bench_pose_xform(&q->pb[i]);
     }
     void* ccd = distance ? NULL : bench_ccd_prepare(&pairs);
     void* fcl = bench_fcl_prepare(&pairs);

@@ -20,6 +20,7 @@
 #include "mesh_io.h"
 #include "mesh_reference.h"
 #include "peers_mid.h"
+#include "pose_xform.h"
 #include "reference.h"
 
 // ---- sizes and tolerances -----------------------------------------------------
@@ -184,7 +185,6 @@ void quat_axis_angle(const double axis[3], double angle, double q[4]);
 void quat_mul(const double a[4], const double b[4], double out[4]);
 void mat_apply(const double* m, const double v[3], double out[3]);
 bench_pose make_pose(const double p[3], const double q[4]);
-carom_xform to_xform(const bench_pose* p);
 bench_pose pose_first(void);
 bench_pose pose_relative(const bench_pose* first, const double centre[3], const double axis[3],
                          double angle, const double offset[3]);

@@ -86,8 +86,8 @@ static void collide_ctx_init(collide_ctx* c, impl_id id, bool first_only, const 
     memset(c, 0, sizeof *c);
     c->id = id;
     c->first_only = first_only;
-    c->xa = to_xform(&s->pa);
-    c->xb = to_xform(&s->pb);
+    c->xa = bench_pose_xform(&s->pa);
+    c->xb = bench_pose_xform(&s->pb);
     if (is_carom(id)) {
         c->ma = mesh_carom(s->a, (int)id);
         c->mb = mesh_carom(s->b, (int)id);

@@ -58,18 +58,6 @@ bench_pose make_pose(const double p[3], const double q[4])
     return pose;
 }
 
-carom_xform to_xform(const bench_pose* p)
-{
-    carom_xform xf;
-    for (int k = 0; k < 3; k++) {
-        xf.p.raw[k] = p->p[k];
-    }
-    for (int k = 0; k < 4; k++) {
-        xf.q.raw[k] = p->q[k];
-    }
-    return xf;
-}
-
 // The pose every case gives its first mesh (and the ray cases their mesh):
 // not the identity, so that every implementation pays for its change of
 // frame. 0.6 rad about (1, 2, 3), at (0.25, -0.5, 1).

@@ -387,7 +387,7 @@ void ray_case_run(const ray_case* rc, const bench_options* opt)
         c->repeat = 1;
         c->n = n;
         c->rays = rays;
-        c->pose = to_xform(&pose);
+        c->pose = bench_pose_xform(&pose);
         c->out = xmalloc(sizeof(bench_ray_hit) * (size_t)n);
         if (ids[k] == IMPL_BULLET) {
             c->bullet = bench_bullet_raycast_prepare(mesh_bullet(m), &pose, peer_rays, n);

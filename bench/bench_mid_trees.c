@@ -315,8 +315,8 @@ static void refit_truth_make(refit_truth* t, const mid_mesh* mesh, const float (
     t->pa = pose_first();
     const double axis[3] = {1.0, -0.5, 0.3}, offset[3] = {0.22, 0.12, -0.08};
     t->pb = pose_relative(&t->pa, partner->centre, axis, 0.8, offset);
-    t->xa = to_xform(&t->pa);
-    t->xb = to_xform(&t->pb);
+    t->xa = bench_pose_xform(&t->pa);
+    t->xb = bench_pose_xform(&t->pb);
     t->geometry = (pair_geometry){&t->moved, partner, frame_of(&t->pa), frame_of(&t->pb)};
     t->capacity = 4096;
     t->ref = NULL;

@@ -110,10 +110,14 @@ typedef struct mid_boxtree_node {
 #define MID_BOXTREE_PAIRS 15
 
 // Face code = axis * 2 + (1 for the max face). Pair k moves faces
-// MID_FACE_PAIRS[k][0] and [1].
+// MID_FACE_PAIRS[k][0] and [1]. The pairs in order, as one list that every
+// table indexed by pair code is made from (X(first face, second face)).
+#define MID_FOR_EACH_FACE_PAIR(X)                                                            \
+    X(0, 1) X(0, 2) X(0, 3) X(0, 4) X(0, 5) X(1, 2) X(1, 3) X(1, 4) X(1, 5) X(2, 3) X(2, 4) \
+    X(2, 5) X(3, 4) X(3, 5) X(4, 5)
+#define MID_FACE_PAIR_ENTRY(f0, f1) {f0, f1},
 static const uint8_t MID_FACE_PAIRS[MID_BOXTREE_PAIRS][2] = {
-    {0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}, {1, 2}, {1, 3}, {1, 4},
-    {1, 5}, {2, 3}, {2, 4}, {2, 5}, {3, 4}, {3, 5}, {4, 5}};
+    MID_FOR_EACH_FACE_PAIR(MID_FACE_PAIR_ENTRY)};
 
 struct carom_mesh_data {
     // In the order the tree-ordered triangles first use them, so that a

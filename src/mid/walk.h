@@ -59,6 +59,16 @@ static inline void mid_triangles_box(const struct carom_mesh_data* d, int first,
     }
 }
 
+// Where origin + t * dir crosses each axis's pair of faces of the box
+// lo..hi grown by `grow`: the nearer t and the farther, lane by lane.
+static inline void mid_slab_span(f4 lo, f4 hi, f4 grow, f4 origin, f4 inv_dir, f4* near,
+                                 f4* far) {
+    f4 a = (lo - grow - origin) * inv_dir;
+    f4 b = (hi + grow - origin) * inv_dir;
+    *near = f4_min(a, b);
+    *far = f4_max(a, b);
+}
+
 // Entry parameter of origin + t * dir, t in [0, t_max], into the box
 // lo..hi grown by `grow` on every side, or INFINITY when it misses. inv_dir
 // holds 1/dir, infinite for a zero component: the slab is then crossed
@@ -66,9 +76,8 @@ static inline void mid_triangles_box(const struct carom_mesh_data* d, int first,
 // on a grown face with that component zero; the ray then runs outside the
 // box proper, by `grow`, and the NaN makes it miss. Lane 3 is left out.
 static inline float mid_slab_enter(f4 lo, f4 hi, f4 grow, f4 origin, f4 inv_dir, float t_max) {
-    f4 a = (lo - grow - origin) * inv_dir;
-    f4 b = (hi + grow - origin) * inv_dir;
-    f4 near = f4_min(a, b), far = f4_max(a, b);
+    f4 near, far;
+    mid_slab_span(lo, hi, grow, origin, inv_dir, &near, &far);
     float t0 = carom_maxf(carom_maxf(near[0], near[1]), carom_maxf(near[2], 0.0f));
     float t1 = carom_minf(carom_minf(far[0], far[1]), carom_minf(far[2], t_max));
     return t0 <= t1 ? t0 : INFINITY;
@@ -81,10 +90,7 @@ static inline void mid_slab_enter2(const f4 lo[2], const f4 hi[2], f4 grow, f4 o
                                    float t_max, float t[2]) {
     f4 near[2], far[2];
     for (int i = 0; i < 2; ++i) {
-        f4 a = (lo[i] - grow - origin) * inv_dir;
-        f4 b = (hi[i] + grow - origin) * inv_dir;
-        near[i] = f4_min(a, b);
-        far[i] = f4_max(a, b);
+        mid_slab_span(lo[i], hi[i], grow, origin, inv_dir, &near[i], &far[i]);
     }
     f4 rows[4];
     f4_transpose4(near[0], near[1], far[0], far[1], rows);
@@ -142,12 +148,9 @@ typedef struct mid_pair_lanes {
      ((face) >> 1) == 1 && ((face) & 1) == (want_max) ? -1 : 0, \
      ((face) >> 1) == 2 && ((face) & 1) == (want_max) ? -1 : 0, 0}
 #define MID_PAIR_LANES(f0, f1) \
-    {MID_LANE_OF(f0, 0), MID_LANE_OF(f1, 0), MID_LANE_OF(f0, 1), MID_LANE_OF(f1, 1)}
+    {MID_LANE_OF(f0, 0), MID_LANE_OF(f1, 0), MID_LANE_OF(f0, 1), MID_LANE_OF(f1, 1)},
 static const mid_pair_lanes MID_PAIR_LANE_MASKS[MID_BOXTREE_PAIRS] = {
-    MID_PAIR_LANES(0, 1), MID_PAIR_LANES(0, 2), MID_PAIR_LANES(0, 3), MID_PAIR_LANES(0, 4),
-    MID_PAIR_LANES(0, 5), MID_PAIR_LANES(1, 2), MID_PAIR_LANES(1, 3), MID_PAIR_LANES(1, 4),
-    MID_PAIR_LANES(1, 5), MID_PAIR_LANES(2, 3), MID_PAIR_LANES(2, 4), MID_PAIR_LANES(2, 5),
-    MID_PAIR_LANES(3, 4), MID_PAIR_LANES(3, 5), MID_PAIR_LANES(4, 5)};
+    MID_FOR_EACH_FACE_PAIR(MID_PAIR_LANES)};
 
 // A boxtree child's box from its parent's lo..hi: both faces of `pair`
 // moved to their quantized planes, read against the parent's box (a pair
