@@ -60,15 +60,17 @@ static bool box_within(const mid_walk_node* inner, const mid_walk_node* outer) {
 }
 
 // Walks a boxtree: every triangle in exactly one leaf and inside its
-// leaf's box, every box inside its parent's, children's ranges tiling
-// their parent's, depth as reported and within the cap.
-static void walk(const mid_tree* t, const mid_walk_node* n, int depth, int* seen, int* max_depth) {
+// leaf's box, leaves no larger than the leaf size and nodes larger, every
+// box inside its parent's, children's ranges tiling their parent's, depth
+// as reported and within the cap; counts the inner nodes.
+static void walk(const mid_tree* t, const mid_walk_node* n, int depth, int* seen, int* max_depth,
+                 int* inner) {
     const carom_mesh* m = t->mesh;
     assert_true(depth <= CAROM_MESH_MAX_DEPTH);
     if (depth > *max_depth) *max_depth = depth;
     const struct carom_mesh_data* d = m->data;
     if (n->leaf) {
-        assert_true(n->count >= 1);
+        assert_true(n->count >= 1 && n->count <= d->leaf_size);
         for (int p = n->first; p < n->first + n->count; ++p) {
             vec3s v[3];
             mid_triangle(d, p, v);
@@ -77,14 +79,16 @@ static void walk(const mid_tree* t, const mid_walk_node* n, int depth, int* seen
         }
         return;
     }
+    assert_true(n->count > d->leaf_size);
+    ++*inner;
     mid_walk_node l, r;
     mid_walk_children(t, n, &l, &r);
     assert_true(box_within(&l, n) && box_within(&r, n));
     assert_int_equal(l.first, n->first);
     assert_int_equal(l.count + r.count, n->count);
     assert_true(l.count > 0 && r.count > 0);
-    walk(t, &l, depth + 1, seen, max_depth);
-    walk(t, &r, depth + 1, seen, max_depth);
+    walk(t, &l, depth + 1, seen, max_depth, inner);
+    walk(t, &r, depth + 1, seen, max_depth, inner);
 }
 
 // The box of triangles [first, first + count), from their corners.
@@ -198,12 +202,13 @@ static void check_tree(const carom_mesh* m) {
     const struct carom_mesh_data* d = m->data;
     float min[3], max[3];
     if (m->tree == CAROM_TREE_BOXTREE) {
-        int max_depth = 0;
+        int max_depth = 0, inner = 0;
         mid_tree t = mid_tree_of(m);
         mid_walk_node root;
         mid_walk_root(&t, &root);
-        walk(&t, &root, 0, seen, &max_depth);
+        walk(&t, &root, 0, seen, &max_depth, &inner);
         assert_int_equal(max_depth, m->depth);
+        assert_int_equal(inner, m->node_count);
         assert_null(d->wide_nodes);
         range_box(d, 0, m->triangle_count, min, max);
     } else if (m->node_count > 0) {
@@ -250,7 +255,7 @@ static void test_tree_invariants_on_soups(void** state) {
     for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
         soup so = make_soup(sizes[s], 5.0f, 0.5f, 11 + s);
         for (int k = 0; k < KIND_COUNT; ++k) {
-            for (int leaf = 0; leaf <= 16; leaf += 4) {
+            for (int leaf = 0; leaf <= 16; leaf += leaf < 4 ? 1 : 4) {
                 carom_mesh_desc desc = {KINDS[k], leaf};
                 carom_mesh m;
                 assert_int_equal(carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &m), CAROM_OK);
@@ -269,16 +274,27 @@ static void test_tree_invariants_on_soups(void** state) {
     }
 }
 
-// Zachmann's budget: the boxtree's nodes take at most 8 bytes per triangle.
+// Zachmann's budget: the boxtree's nodes take at most 8 bytes per triangle,
+// whatever the leaf size; with leaves of one, every slot is a node.
 static void test_boxtree_memory(void** state) {
     (void)state;
     soup so = make_soup(1000, 5.0f, 0.5f, 3);
-    carom_mesh_desc desc = {CAROM_TREE_BOXTREE, 0};
-    carom_mesh m;
-    assert_int_equal(carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &m), CAROM_OK);
-    assert_true(m.tree_bytes <= 8 * (size_t)so.n);
-    assert_int_equal(m.node_count, so.n - 1);
-    carom_mesh_destroy(&m);
+    for (int leaf = 0; leaf <= 16; ++leaf) {
+        carom_mesh_desc desc = {CAROM_TREE_BOXTREE, leaf};
+        carom_mesh m;
+        assert_int_equal(carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &m), CAROM_OK);
+        assert_true(m.tree_bytes <= 8 * (size_t)so.n);
+        if (leaf == 1) {
+            assert_int_equal(m.node_count, so.n - 1);
+        } else {
+            // A leaf holds at least one triangle and a node splits more than
+            // a leaf's worth.
+            const int size = leaf ? leaf : CAROM_MESH_DEFAULT_BOXTREE_LEAF_SIZE;
+            assert_true(m.node_count < so.n && m.node_count >= so.n / size - 1);
+        }
+        check_tree(&m);
+        carom_mesh_destroy(&m);
+    }
     free_soup(&so);
 }
 
@@ -477,8 +493,8 @@ static void test_slabs_where_normals_cancel(void** state) {
 }
 
 // Refit keeps the topology but every box must bound its triangles again:
-// on meshes of one, two and three triangles (a leaf alone, a boxtree of one
-// node) and on a soup of 300.
+// on meshes of one, two and three triangles (a leaf alone; with leaves of
+// one, a boxtree of one node) and on a soup of 300.
 static void test_refit_bounds_moved_vertices(void** state) {
     (void)state;
     for (int n = 1; n <= 3; ++n) {
@@ -489,14 +505,17 @@ static void test_refit_bounds_moved_vertices(void** state) {
             moved[i] = (vec3s){{p.y + 0.2f, p.z * 1.5f, p.x - 0.3f}};
         }
         for (int k = 0; k < KIND_COUNT; ++k) {
-            carom_mesh_desc desc = {KINDS[k], 0};
-            carom_mesh m;
-            assert_int_equal(carom_mesh_create(small.v, 3 * n, small.idx, n, &desc, &m), CAROM_OK);
-            const int nodes = m.node_count;
-            assert_int_equal(carom_mesh_refit(&m, moved, 3 * n), CAROM_OK);
-            assert_int_equal(m.node_count, nodes);
-            check_tree(&m);
-            carom_mesh_destroy(&m);
+            for (int leaf = 0; leaf <= 1; ++leaf) {
+                carom_mesh_desc desc = {KINDS[k], leaf};
+                carom_mesh m;
+                assert_int_equal(carom_mesh_create(small.v, 3 * n, small.idx, n, &desc, &m),
+                                 CAROM_OK);
+                const int nodes = m.node_count;
+                assert_int_equal(carom_mesh_refit(&m, moved, 3 * n), CAROM_OK);
+                assert_int_equal(m.node_count, nodes);
+                check_tree(&m);
+                carom_mesh_destroy(&m);
+            }
         }
         free_soup(&small);
     }
@@ -507,14 +526,16 @@ static void test_refit_bounds_moved_vertices(void** state) {
         moved[i] = (vec3s){{p.x + 0.7f * sinf(2.0f * p.y), p.y * 1.3f, p.z - 0.5f * cosf(p.x)}};
     }
     for (int k = 0; k < KIND_COUNT; ++k) {
-        carom_mesh_desc desc = {KINDS[k], 0};
-        carom_mesh m;
-        assert_int_equal(carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &m), CAROM_OK);
-        int nodes = m.node_count;
-        assert_int_equal(carom_mesh_refit(&m, moved, 3 * so.n), CAROM_OK);
-        assert_int_equal(m.node_count, nodes);
-        check_tree(&m);
-        carom_mesh_destroy(&m);
+        for (int leaf = 0; leaf <= 1; ++leaf) {
+            carom_mesh_desc desc = {KINDS[k], leaf};
+            carom_mesh m;
+            assert_int_equal(carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &m), CAROM_OK);
+            int nodes = m.node_count;
+            assert_int_equal(carom_mesh_refit(&m, moved, 3 * so.n), CAROM_OK);
+            assert_int_equal(m.node_count, nodes);
+            check_tree(&m);
+            carom_mesh_destroy(&m);
+        }
     }
     free(moved);
     free_soup(&so);
@@ -623,8 +644,9 @@ static void test_out_of_memory(void** state) {
 
 // A boxtree's refit gathers its nodes' true boxes into scratch memory first;
 // without it (the allocation fails), each node gathers its children's from
-// their triangles, and the tree must come out the same, bit for bit, and
-// valid.
+// their triangles, and the tree must come out the same, bit for bit (every
+// slot, used or not), and valid: with leaves of one and of the default
+// size.
 static void test_boxtree_refit_without_scratch(void** state) {
     (void)state;
     soup so = make_soup(300, 3.0f, 0.3f, 23);
@@ -633,32 +655,35 @@ static void test_boxtree_refit_without_scratch(void** state) {
         vec3s p = so.v[i];
         moved[i] = (vec3s){{p.x - 0.4f * sinf(1.5f * p.z), p.y + 0.3f * cosf(p.x), p.z * 0.8f}};
     }
-    carom_mesh_desc desc = {CAROM_TREE_BOXTREE, 0};
-    carom_mesh with, without;
-    assert_int_equal(carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &with), CAROM_OK);
-    assert_int_equal(carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &without), CAROM_OK);
-    carom_allocator a = {failing_realloc, hooked_free, NULL};
-    carom_set_allocator(&a);
-    g_count = 0;
-    g_fail_at = 0;  // none fails: the refit borrows its scratch once (and frees it)
-    assert_int_equal(carom_mesh_refit(&with, moved, 3 * so.n), CAROM_OK);
-    assert_int_equal(g_count, 1);
-    g_count = 0;
-    g_fail_at = 1;  // that allocation fails
-    assert_int_equal(carom_mesh_refit(&without, moved, 3 * so.n), CAROM_OK);
-    assert_int_equal(g_count, 1);
-    carom_set_allocator(NULL);
-    check_tree(&without);
-    // The planes are codes; the root's box compares as numbers (a bound of
-    // zero may come out with either sign).
-    const size_t bytes = (size_t)(so.n - 1) * sizeof(mid_boxtree_node);
-    assert_memory_equal(with.data->box_nodes, without.data->box_nodes, bytes);
-    for (int k = 0; k < 3; ++k) {
-        assert_true(with.data->root_min.raw[k] == without.data->root_min.raw[k]);
-        assert_true(with.data->root_max.raw[k] == without.data->root_max.raw[k]);
+    for (int leaf = 0; leaf <= 1; ++leaf) {
+        carom_mesh_desc desc = {CAROM_TREE_BOXTREE, leaf};
+        carom_mesh with, without;
+        assert_int_equal(carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &with), CAROM_OK);
+        assert_int_equal(carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &without),
+                         CAROM_OK);
+        carom_allocator a = {failing_realloc, hooked_free, NULL};
+        carom_set_allocator(&a);
+        g_count = 0;
+        g_fail_at = 0;  // none fails: the refit borrows its scratch once (and frees it)
+        assert_int_equal(carom_mesh_refit(&with, moved, 3 * so.n), CAROM_OK);
+        assert_int_equal(g_count, 1);
+        g_count = 0;
+        g_fail_at = 1;  // that allocation fails
+        assert_int_equal(carom_mesh_refit(&without, moved, 3 * so.n), CAROM_OK);
+        assert_int_equal(g_count, 1);
+        carom_set_allocator(NULL);
+        check_tree(&without);
+        // The planes are codes; the root's box compares as numbers (a bound
+        // of zero may come out with either sign).
+        const size_t bytes = (size_t)(so.n - 1) * sizeof(mid_boxtree_node);
+        assert_memory_equal(with.data->box_nodes, without.data->box_nodes, bytes);
+        for (int k = 0; k < 3; ++k) {
+            assert_true(with.data->root_min.raw[k] == without.data->root_min.raw[k]);
+            assert_true(with.data->root_max.raw[k] == without.data->root_max.raw[k]);
+        }
+        carom_mesh_destroy(&with);
+        carom_mesh_destroy(&without);
     }
-    carom_mesh_destroy(&with);
-    carom_mesh_destroy(&without);
     free(moved);
     free_soup(&so);
 }
@@ -673,16 +698,20 @@ static void test_real_meshes(void** state) {
             fail_msg("cannot load %s from %s (run scripts/fetch-data.sh)", names[i], mesh_data_dir());
         }
         for (int k = 0; k < KIND_COUNT; ++k) {
-            carom_mesh_desc desc = {KINDS[k], 0};
-            carom_mesh m;
-            assert_int_equal(carom_mesh_create((const vec3s*)md.vertices, md.vertex_count,
-                                               &md.triangles[0][0], md.triangle_count, &desc, &m),
-                             CAROM_OK);
-            check_tree(&m);
-            if (KINDS[k] == CAROM_TREE_BOXTREE) {
-                assert_true(m.tree_bytes <= 8 * (size_t)md.triangle_count);
+            // The boxtree with leaves of one too.
+            for (int leaf = 0; leaf <= (KINDS[k] == CAROM_TREE_BOXTREE); ++leaf) {
+                carom_mesh_desc desc = {KINDS[k], leaf};
+                carom_mesh m;
+                assert_int_equal(carom_mesh_create((const vec3s*)md.vertices, md.vertex_count,
+                                                   &md.triangles[0][0], md.triangle_count, &desc,
+                                                   &m),
+                                 CAROM_OK);
+                check_tree(&m);
+                if (KINDS[k] == CAROM_TREE_BOXTREE) {
+                    assert_true(m.tree_bytes <= 8 * (size_t)md.triangle_count);
+                }
+                carom_mesh_destroy(&m);
             }
-            carom_mesh_destroy(&m);
         }
         mesh_free(&md);
     }

@@ -33,8 +33,11 @@ static bool light(void) {
     return e && *e && strcmp(e, "0") != 0;
 }
 
-static const carom_tree_kind KINDS[] = {CAROM_TREE_AABB, CAROM_TREE_AABB_SAH, CAROM_TREE_BOXTREE};
-#define KIND_COUNT 3
+// Every tree kind with its default leaves, and the boxtree with leaves of
+// one triangle.
+static const carom_mesh_desc TREES[] = {
+    {CAROM_TREE_AABB, 0}, {CAROM_TREE_AABB_SAH, 0}, {CAROM_TREE_BOXTREE, 0}, {CAROM_TREE_BOXTREE, 1}};
+#define TREE_COUNT 4
 
 // --- fixtures ------------------------------------------------------------------
 
@@ -104,13 +107,16 @@ static mesh_data make_slivers(int n, double spread, double size, double width,
     return md;
 }
 
-static carom_mesh build(const mesh_data* md, carom_tree_kind kind) {
+static carom_mesh build_tree(const mesh_data* md, carom_mesh_desc desc) {
     carom_mesh m;
-    carom_mesh_desc desc = {kind, 0};
     assert_int_equal(carom_mesh_create((const vec3s*)md->vertices, md->vertex_count,
                                        &md->triangles[0][0], md->triangle_count, &desc, &m),
                      CAROM_OK);
     return m;
+}
+
+static carom_mesh build(const mesh_data* md, carom_tree_kind kind) {
+    return build_tree(md, (carom_mesh_desc){kind, 0});
 }
 
 static double mesh_size(const mesh_data* md) {
@@ -267,10 +273,10 @@ static void check_against_reference(const pair_set* got, const mesh_data* da, ca
 // them; a short buffer reports the true count.
 static void check_collide(const mesh_data* da, const mesh_data* db, carom_xform pa, carom_xform pb,
                           int min_pairs, bool with_reference, bool all_kind_pairs) {
-    carom_mesh ma[KIND_COUNT], mb[KIND_COUNT];
-    for (int k = 0; k < KIND_COUNT; ++k) {
-        ma[k] = build(da, KINDS[k]);
-        mb[k] = build(db, KINDS[k]);
+    carom_mesh ma[TREE_COUNT], mb[TREE_COUNT];
+    for (int k = 0; k < TREE_COUNT; ++k) {
+        ma[k] = build_tree(da, TREES[k]);
+        mb[k] = build_tree(db, TREES[k]);
     }
     pair_set truth = brute_force_pairs(da, &ma[0], pa, db, &mb[0], pb);
     if (truth.n < min_pairs) fail_msg("%d pairs, expected at least %d", truth.n, min_pairs);
@@ -278,9 +284,9 @@ static void check_collide(const mesh_data* da, const mesh_data* db, carom_xform 
         double tol = 1e-5 * (mesh_size(da) + mesh_size(db) + fabs(pb.p.x) + fabs(pb.p.y));
         check_against_reference(&truth, da, pa, db, pb, tol);
     }
-    for (int i = 0; i < KIND_COUNT; ++i) {
-        for (int j = 0; j < KIND_COUNT; ++j) {
-            // On big meshes: each kind with itself, and the AABB tree with the boxtree.
+    for (int i = 0; i < TREE_COUNT; ++i) {
+        for (int j = 0; j < TREE_COUNT; ++j) {
+            // On big meshes: each tree with itself, and the AABB tree with the boxtree.
             if (!all_kind_pairs && i != j && !(i == 0 && j == 2)) continue;
             pair_set s = {0};
             carom_mesh_query_result r = carom_mesh_collide(&ma[i], pa, &mb[j], pb, collect_pair, &s);
@@ -300,7 +306,7 @@ static void check_collide(const mesh_data* da, const mesh_data* db, carom_xform 
     assert_int_equal(r.found, truth.n);
     for (int i = 0; i < 3 && i < truth.n; ++i) assert_true(pair_in(&truth, few[i]));
     free(truth.p);
-    for (int k = 0; k < KIND_COUNT; ++k) {
+    for (int k = 0; k < TREE_COUNT; ++k) {
         carom_mesh_destroy(&ma[k]);
         carom_mesh_destroy(&mb[k]);
     }
@@ -1129,8 +1135,8 @@ static void check_rays(const mesh_data* md, carom_xform pose, int count, unsigne
     double size = mesh_size(md) + fabs(pose.p.x) + fabs(pose.p.y) + fabs(pose.p.z);
     double centre[3], radius;
     world_centre(md, rot, trans, centre, &radius);
-    carom_mesh m[KIND_COUNT];
-    for (int k = 0; k < KIND_COUNT; ++k) m[k] = build(md, KINDS[k]);
+    carom_mesh m[TREE_COUNT];
+    for (int k = 0; k < TREE_COUNT; ++k) m[k] = build_tree(md, TREES[k]);
     ref_rng rng = {seed};
     int hits = 0, disagreements = 0;
     for (int i = 0; i < count; ++i) {
@@ -1151,7 +1157,7 @@ static void check_rays(const mesh_data* md, carom_xform pose, int count, unsigne
                          {{(float)tr[0], (float)tr[1], (float)tr[2]}}};
         brute_hit truth = brute_force_ray(&m[0], pose, ray);
         hits += truth.hit;
-        for (int k = 0; k < KIND_COUNT; ++k) {
+        for (int k = 0; k < TREE_COUNT; ++k) {
             carom_mesh_hit h = carom_mesh_raycast(&m[k], pose, ray, CAROM_RAY_CLOSEST);
             assert_int_equal(h.state, CAROM_DONE);
             assert_int_equal(h.hit, truth.hit);
@@ -1187,7 +1193,7 @@ static void check_rays(const mesh_data* md, carom_xform pose, int count, unsigne
     }
     assert_true(disagreements <= 1 + count / 50);
     assert_true(hits > count / 5);
-    for (int k = 0; k < KIND_COUNT; ++k) carom_mesh_destroy(&m[k]);
+    for (int k = 0; k < TREE_COUNT; ++k) carom_mesh_destroy(&m[k]);
 }
 
 static void test_raycast_meshes(void** state) {
@@ -1330,8 +1336,8 @@ static void check_boxes(const mesh_data* md, carom_xform pose, int count, unsign
     double size = mesh_size(md) + fabs(pose.p.x) + fabs(pose.p.y) + fabs(pose.p.z);
     double centre[3], radius;
     world_centre(md, rot, trans, centre, &radius);
-    carom_mesh m[KIND_COUNT];
-    for (int k = 0; k < KIND_COUNT; ++k) m[k] = build(md, KINDS[k]);
+    carom_mesh m[TREE_COUNT];
+    for (int k = 0; k < TREE_COUNT; ++k) m[k] = build_tree(md, TREES[k]);
     ref_rng rng = {seed};
     int found = 0;
     for (int i = 0; i < count; ++i) {
@@ -1351,7 +1357,7 @@ static void check_boxes(const mesh_data* md, carom_xform pose, int count, unsign
             if (!flat(&m[0], t) && mid_box_query_triangle(&q, v)) collect_id(&truth, t);
         }
         found += truth.n;
-        for (int k = 0; k < KIND_COUNT; ++k) {
+        for (int k = 0; k < TREE_COUNT; ++k) {
             id_set s = {0};
             carom_mesh_query_result r = carom_mesh_overlap_box(&m[k], pose, box, collect_id, &s);
             assert_int_equal(r.state, CAROM_DONE);
@@ -1382,7 +1388,7 @@ static void check_boxes(const mesh_data* md, carom_xform pose, int count, unsign
         free(truth.v);
     }
     assert_true(found > count);
-    for (int k = 0; k < KIND_COUNT; ++k) carom_mesh_destroy(&m[k]);
+    for (int k = 0; k < TREE_COUNT; ++k) carom_mesh_destroy(&m[k]);
 }
 
 static void test_overlap_box_meshes(void** state) {
@@ -1415,10 +1421,10 @@ static void test_refit_equals_rebuild(void** state) {
     }
     mesh_data other = make_soup(300, 2.0, 0.3, 32);
     ref_rng rng = {3};
-    for (int k = 0; k < KIND_COUNT; ++k) {
-        carom_mesh refit = build(&a, KINDS[k]);
-        carom_mesh fresh = build(&moved, KINDS[k]);
-        carom_mesh b = build(&other, KINDS[k]);
+    for (int k = 0; k < TREE_COUNT; ++k) {
+        carom_mesh refit = build_tree(&a, TREES[k]);
+        carom_mesh fresh = build_tree(&moved, TREES[k]);
+        carom_mesh b = build_tree(&other, TREES[k]);
         assert_int_equal(carom_mesh_refit(&refit, (const vec3s*)moved.vertices, moved.vertex_count),
                          CAROM_OK);
         for (int trial = 0; trial < 5; ++trial) {
@@ -1493,8 +1499,8 @@ static void check_casts(const mesh_data* md, carom_xform pose, int count, unsign
     double centre[3], radius;
     world_centre(md, rot, trans, centre, &radius);
     float r = (float)radius;
-    carom_mesh m[KIND_COUNT];
-    for (int k = 0; k < KIND_COUNT; ++k) m[k] = build(md, KINDS[k]);
+    carom_mesh m[TREE_COUNT];
+    for (int k = 0; k < TREE_COUNT; ++k) m[k] = build_tree(md, TREES[k]);
     carom_shape shapes[3] = {carom_sphere(0.05f * r),
                              carom_capsule((vec3s){{0, 0, -0.04f * r}}, (vec3s){{0, 0, 0.04f * r}},
                                            0.03f * r),
@@ -1519,7 +1525,7 @@ static void check_casts(const mesh_data* md, carom_xform pose, int count, unsign
         const carom_shape* shape = &shapes[i % 3];
         brute_hit truth = brute_force_cast(&m[0], pose, shape, start, translation);
         hits += truth.hit;
-        for (int k = 0; k < KIND_COUNT; ++k) {
+        for (int k = 0; k < TREE_COUNT; ++k) {
             carom_mesh_hit h = carom_mesh_shape_cast(&m[k], pose, shape, start, translation);
             assert_true(h.state == CAROM_DONE || h.state == CAROM_MAX_ITERATIONS);
             assert_int_equal(h.hit, truth.hit);
@@ -1539,7 +1545,7 @@ static void check_casts(const mesh_data* md, carom_xform pose, int count, unsign
         }
     }
     assert_true(hits > count / 4);
-    for (int k = 0; k < KIND_COUNT; ++k) carom_mesh_destroy(&m[k]);
+    for (int k = 0; k < TREE_COUNT; ++k) carom_mesh_destroy(&m[k]);
 }
 
 static void test_shape_cast_meshes(void** state) {

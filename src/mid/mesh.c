@@ -134,9 +134,9 @@ carom_status carom_mesh_create(const vec3s* vertices, int vertex_count, const in
     if (!d) return CAROM_ERR_OUT_OF_MEMORY;
     memset(d, 0, sizeof *d);
     mesh.data = d;
-    d->leaf_size = mesh.tree == CAROM_TREE_BOXTREE ? 1
-                   : (desc && desc->leaf_size > 0) ? desc->leaf_size
-                                                   : CAROM_MESH_DEFAULT_LEAF_SIZE;
+    d->leaf_size = (desc && desc->leaf_size > 0)    ? desc->leaf_size
+                   : mesh.tree == CAROM_TREE_BOXTREE ? CAROM_MESH_DEFAULT_BOXTREE_LEAF_SIZE
+                                                     : CAROM_MESH_DEFAULT_LEAF_SIZE;
     size_t nv = (size_t)vertex_count, nt = (size_t)triangle_count;
     // One spare vertex, zeroed: the SIMD leaf tests load each vertex as four
     // floats, and the last one's fourth must be inside the block.

@@ -424,8 +424,8 @@ static inline bool collide_leaves(collide_ctx* c, int first_a, int count_a, int 
         // once per leaf pair rather than once per triangle pair. b's
         // boxes come in groups of four: a leaf of more than four has a
         // second group from its fifth triangle, whose position no other
-        // leaf starts at. (A boxtree's one-triangle leaves gain nothing
-        // from it.)
+        // leaf starts at. (Leaves of one triangle of b gain nothing from
+        // it.)
         const leaf_boxes* g0 = b_leaf_boxes(c, first_b, count_b < 4 ? count_b : 4);
         const leaf_boxes* g1 = count_b > 4 ? b_leaf_boxes(c, first_b + 4, count_b - 4) : NULL;
         const leaf_triangle* ta[8];

@@ -11,7 +11,7 @@
 #define MID_DEGENERATE_BIT (1 << 30)
 #define MID_ID_MASK (MID_DEGENERATE_BIT - 1)
 
-// Most triangles in an AABB-tree leaf (carom_mesh_desc.leaf_size).
+// Most triangles in a leaf of either tree (carom_mesh_desc.leaf_size).
 #define MID_MAX_LEAF_SIZE 16
 
 // Binary AABB tree node, 32 bytes: the build's scratch, collapsed into the
@@ -95,9 +95,10 @@ static inline int mid_leaf_count(int32_t ref) {
 
 // Boxtree inner node, 8 bytes. Nodes are in pre-order; a node covers a range
 // of the tree-ordered triangles, of which the left child takes the first
-// `left_count` (a range of one triangle is a leaf, not a node). So the left
-// child is the next node and the right child is `left_count` nodes further
-// (the left subtree has left_count - 1 inner nodes). Each child's box is its
+// `left_count` (a range of up to the leaf size is a leaf, not a node). A
+// range of c triangles owns c - 1 slots, the inner nodes it would have with
+// leaves of one (a leaf's stay unused): so the left child is the next slot
+// and the right child is `left_count` slots further. Each child's box is its
 // parent's with two of its six faces moved inward: a pair code (one of the
 // 15 unordered face pairs) and two planes quantized to 8 bits within the
 // parent's extent on each face's axis.
@@ -141,7 +142,7 @@ struct carom_mesh_data {
     mid_boxtree_node* box_nodes;
     vec3s root_min, root_max;  // the root's box (the box of every triangle)
     mid_leaf_slab root_slab;   // an AABB tree of one leaf: that leaf's slab
-    int leaf_size;
+    int leaf_size;             // most triangles in a leaf; a boxtree's ranges up to it are leaves
 };
 
 // The moved face of a boxtree child, from its parent's interval [lo, hi] on

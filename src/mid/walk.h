@@ -125,13 +125,14 @@ static inline mid_tree mid_tree_of(const carom_mesh* mesh) {
 }
 
 // The root: the box of every triangle, an inner node unless the tree is one
-// leaf (an AABB tree without wide nodes, a boxtree of one triangle).
+// leaf (an AABB tree without wide nodes, a boxtree of no more triangles
+// than a leaf holds).
 static inline void mid_walk_root(const mid_tree* t, mid_walk_node* h) {
     h->lo = f4_from(t->d->root_min);
     h->hi = f4_from(t->d->root_max);
     h->first = 0;
     h->count = t->mesh->triangle_count;
-    h->leaf = t->box ? h->count < 2 : !t->wide;
+    h->leaf = t->box ? h->count <= t->d->leaf_size : !t->wide;
     h->index = h->leaf ? -1 : 0;
 }
 
@@ -176,8 +177,12 @@ static inline void mid_boxtree_child(f4 lo, f4 hi, unsigned pair, const uint8_t 
     *child_hi = f4_select(m->hi0 | m->hi1, hi - from_hi * step, hi);
 }
 
-// The two children of an inner boxtree node. (An AABB tree is walked
-// through its wide nodes, whose lanes hold the children's boxes.)
+// The two children of an inner boxtree node. A child of no more triangles
+// than a leaf holds is a leaf; the build splits every larger range. Node
+// slots go by triangle positions: a node's left child is the next slot,
+// its right child `left` slots on, `left` being the left child's triangle
+// count, so a range of c triangles owns c - 1 slots. (An AABB tree is
+// walked through its wide nodes, whose lanes hold the children's boxes.)
 static inline void mid_walk_children(const mid_tree* t, const mid_walk_node* h, mid_walk_node* k0,
                                      mid_walk_node* k1) {
     const mid_boxtree_node* b = &t->box[h->index];
@@ -192,7 +197,7 @@ static inline void mid_walk_children(const mid_tree* t, const mid_walk_node* h, 
         k[i]->hi = hi;
         k[i]->first = h->first + (i ? left : 0);
         k[i]->count = counts[i];
-        k[i]->leaf = counts[i] == 1;
+        k[i]->leaf = counts[i] <= t->d->leaf_size;
         k[i]->index = k[i]->leaf ? -1 : h->index + (i ? left : 1);
     }
 }
