@@ -124,8 +124,8 @@ CAROM_API void carom_mesh_destroy(carom_mesh* mesh);
 /// it runs (its nodes' true boxes, gathered leaves first, before the planes
 /// are set from the root down); should that allocation fail, it gathers
 /// them node by node instead, for the same tree, more slowly. Linear in the
-/// triangles: about 1.1 ms for the bunny (75k triangles) with either AABB
-/// tree, 3.8 ms with the boxtree (README, "Meshes").
+/// triangles: about 1.0 ms for the bunny (75k triangles) with either AABB
+/// tree, 2.0 ms with the boxtree (README, "Meshes").
 ///
 /// Returns `CAROM_OK`, or `CAROM_ERR_INVALID_ARG` (NULL, a count mismatch,
 /// or a non-finite or too-large vertex), in which case the mesh is

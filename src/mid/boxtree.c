@@ -12,11 +12,11 @@
 // Nodes sit in slots named by triangle positions (mid_walk_children), one
 // for each inner node a tree of one triangle per leaf would have, so that
 // no node stores a link. Leaves hold up to the mesh's leaf size, four by
-// default: on the bunny against itself, leaves of one made 3.5-6 times the
-// node tests of the midpoint AABB tree and took 3-4 times as long; leaves
-// of four take 0.5-0.65 of that time, build a quarter faster, and test no
-// more triangles than the midpoint tree (leaves of eight) at 0.9-1.05
-// times. A leaf's unused slots are zeroed.
+// default: on the bunny against itself, leaves of one made 3.3-5.7 times
+// the box tests of the midpoint AABB tree and took 3-4 times as long;
+// leaves of four take 0.5-0.65 of that time, build a quarter faster, and
+// test 0.8-1.05 times the midpoint tree's triangles (leaves of eight) on
+// the four poses of the benchmark. A leaf's unused slots are zeroed.
 #include <string.h>
 
 #include "mid/build_rec.h"
@@ -325,9 +325,9 @@ carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b) {
 // second sets the planes from the root down, as a build does. Without the
 // scratch, each node gathers its children's boxes from their triangles:
 // the same tree (up to the sign of a zero bound), for the tree's depth
-// times the box work: the bunny's refit took 4.7 ms that way, 3.8 with the
-// scratch (the best of twenty refits in a loop); choosing each child's
-// faces again is most of what is left.
+// times the box work: with leaves of one triangle, the bunny's refit took
+// 4.7 ms that way, 3.8 with the scratch (the best of twenty refits in a
+// loop); choosing each child's faces again is most of what is left.
 void mid_boxtree_refit(carom_mesh* mesh) {
     int n = mesh->triangle_count;
     boxtree_builder bb = {NULL, mesh->data, mesh->data->box_nodes, NULL, NULL, 0,
