@@ -35,9 +35,20 @@ static bool light(void) {
 
 // Every tree kind with its default leaves, and the boxtree with leaves of
 // one triangle.
-static const carom_mesh_desc TREES[] = {
-    {CAROM_TREE_AABB, 0}, {CAROM_TREE_AABB_SAH, 0}, {CAROM_TREE_BOXTREE, 0}, {CAROM_TREE_BOXTREE, 1}};
+static const carom_mesh_desc TREES[] = {{CAROM_TREE_AABB, 0},
+                                        {CAROM_TREE_AABB_SAH, 0},
+                                        {CAROM_TREE_BOXTREE, 0},
+                                        {CAROM_TREE_BOXTREE, 1}};
 #define TREE_COUNT 4
+
+// Leaf sizes besides the defaults, for the soups' rays, boxes and casts:
+// leaves of up to 16 triangles in either kind of tree.
+static const carom_mesh_desc LEAF_SIZE_TREES[] = {
+    {CAROM_TREE_AABB_SAH, 0}, {CAROM_TREE_BOXTREE, 2}, {CAROM_TREE_BOXTREE, 3},
+    {CAROM_TREE_BOXTREE, 5},  {CAROM_TREE_BOXTREE, 8}, {CAROM_TREE_BOXTREE, 16},
+    {CAROM_TREE_AABB_SAH, 1}, {CAROM_TREE_AABB, 16}};
+#define LEAF_SIZE_TREE_COUNT 8
+#define MAX_TREES 8
 
 // --- fixtures ------------------------------------------------------------------
 
@@ -380,22 +391,24 @@ static void test_collide_soups(void** state) {
     }
 }
 
-// AABB trees of every leaf size against each other: the leaf pairs go
-// through groups of four boxes (one or two groups a leaf up to eight
-// triangles), the pair loop beyond, and the leaf slabs at every size; each
-// pair of sizes gives brute force's set.
+// AABB trees and boxtrees of every leaf size against each other: the leaf
+// pairs go through groups of four boxes (one or two groups a leaf up to
+// eight triangles), the pair loop beyond, and the leaf slabs at every size;
+// each pair of trees gives brute force's set.
 static void test_collide_leaf_sizes(void** state) {
     (void)state;
     ref_rng rng = {4321};
-    const int sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 16};
-    const int n = (int)(sizeof sizes / sizeof sizes[0]);
+    enum { SIZES = 9 };
+    const int sizes[SIZES] = {1, 2, 3, 4, 5, 7, 8, 9, 16};
+    const int n = 2 * SIZES;
     for (int trial = 0; trial < 2; ++trial) {
         mesh_data da = make_soup(300, 2.0, 0.4, 500 + trial);
         mesh_data db = make_soup(250, 2.0, 0.4, 600 + trial);
         carom_xform pa = random_pose(&rng, 0.5f), pb = random_pose(&rng, 0.5f);
-        carom_mesh ma[9], mb[9];
+        carom_mesh ma[2 * SIZES], mb[2 * SIZES];
         for (int i = 0; i < n; ++i) {
-            carom_mesh_desc desc = {CAROM_TREE_AABB, sizes[i]};
+            carom_mesh_desc desc = {i < SIZES ? CAROM_TREE_AABB : CAROM_TREE_BOXTREE,
+                                    sizes[i % SIZES]};
             assert_int_equal(carom_mesh_create((const vec3s*)da.vertices, da.vertex_count,
                                                &da.triangles[0][0], da.triangle_count, &desc,
                                                &ma[i]),
@@ -1129,14 +1142,15 @@ static brute_hit brute_force_ray(const carom_mesh* m, carom_xform pose, carom_ra
     return best;
 }
 
-static void check_rays(const mesh_data* md, carom_xform pose, int count, unsigned long long seed) {
+static void check_rays(const mesh_data* md, const carom_mesh_desc* trees, int tree_count,
+                       carom_xform pose, int count, unsigned long long seed) {
     double rot[3][3], trans[3];
     pose_to_double(pose, rot, trans);
     double size = mesh_size(md) + fabs(pose.p.x) + fabs(pose.p.y) + fabs(pose.p.z);
     double centre[3], radius;
     world_centre(md, rot, trans, centre, &radius);
-    carom_mesh m[TREE_COUNT];
-    for (int k = 0; k < TREE_COUNT; ++k) m[k] = build_tree(md, TREES[k]);
+    carom_mesh m[MAX_TREES];
+    for (int k = 0; k < tree_count; ++k) m[k] = build_tree(md, trees[k]);
     ref_rng rng = {seed};
     int hits = 0, disagreements = 0;
     for (int i = 0; i < count; ++i) {
@@ -1157,7 +1171,7 @@ static void check_rays(const mesh_data* md, carom_xform pose, int count, unsigne
                          {{(float)tr[0], (float)tr[1], (float)tr[2]}}};
         brute_hit truth = brute_force_ray(&m[0], pose, ray);
         hits += truth.hit;
-        for (int k = 0; k < TREE_COUNT; ++k) {
+        for (int k = 0; k < tree_count; ++k) {
             carom_mesh_hit h = carom_mesh_raycast(&m[k], pose, ray, CAROM_RAY_CLOSEST);
             assert_int_equal(h.state, CAROM_DONE);
             assert_int_equal(h.hit, truth.hit);
@@ -1193,20 +1207,22 @@ static void check_rays(const mesh_data* md, carom_xform pose, int count, unsigne
     }
     assert_true(disagreements <= 1 + count / 50);
     assert_true(hits > count / 5);
-    for (int k = 0; k < TREE_COUNT; ++k) carom_mesh_destroy(&m[k]);
+    for (int k = 0; k < tree_count; ++k) carom_mesh_destroy(&m[k]);
 }
 
 static void test_raycast_meshes(void** state) {
     (void)state;
     mesh_data soup = make_soup(400, 2.0, 0.3, 77);
-    check_rays(&soup, carom_xform_identity(), 300, 1);
+    check_rays(&soup, TREES, TREE_COUNT, carom_xform_identity(), 300, 1);
+    check_rays(&soup, LEAF_SIZE_TREES, LEAF_SIZE_TREE_COUNT, carom_xform_identity(), 300, 4);
     mesh_free(&soup);
     const char* names[] = {"meshes/bunny00.off", "meshes/armadillo.off",
                            "assimp/IFC/AC14-FZK-Haus.ifc", "assimp/HMP/terrain.hmp"};
     ref_rng rng = {5};
     for (int i = 0; i < 4; ++i) {
         mesh_data md = load(names[i]);
-        check_rays(&md, random_pose(&rng, 3.0f), light() ? 10 : 60, 10 + (unsigned)i);
+        check_rays(&md, TREES, TREE_COUNT, random_pose(&rng, 3.0f), light() ? 10 : 60,
+                   10 + (unsigned)i);
     }
 }
 
@@ -1330,14 +1346,15 @@ static int int_order(const void* x, const void* y) {
     return (a > b) - (a < b);
 }
 
-static void check_boxes(const mesh_data* md, carom_xform pose, int count, unsigned long long seed) {
+static void check_boxes(const mesh_data* md, const carom_mesh_desc* trees, int tree_count,
+                        carom_xform pose, int count, unsigned long long seed) {
     double rot[3][3], trans[3];
     pose_to_double(pose, rot, trans);
     double size = mesh_size(md) + fabs(pose.p.x) + fabs(pose.p.y) + fabs(pose.p.z);
     double centre[3], radius;
     world_centre(md, rot, trans, centre, &radius);
-    carom_mesh m[TREE_COUNT];
-    for (int k = 0; k < TREE_COUNT; ++k) m[k] = build_tree(md, TREES[k]);
+    carom_mesh m[MAX_TREES];
+    for (int k = 0; k < tree_count; ++k) m[k] = build_tree(md, trees[k]);
     ref_rng rng = {seed};
     int found = 0;
     for (int i = 0; i < count; ++i) {
@@ -1357,7 +1374,7 @@ static void check_boxes(const mesh_data* md, carom_xform pose, int count, unsign
             if (!flat(&m[0], t) && mid_box_query_triangle(&q, v)) collect_id(&truth, t);
         }
         found += truth.n;
-        for (int k = 0; k < TREE_COUNT; ++k) {
+        for (int k = 0; k < tree_count; ++k) {
             id_set s = {0};
             carom_mesh_query_result r = carom_mesh_overlap_box(&m[k], pose, box, collect_id, &s);
             assert_int_equal(r.state, CAROM_DONE);
@@ -1388,19 +1405,22 @@ static void check_boxes(const mesh_data* md, carom_xform pose, int count, unsign
         free(truth.v);
     }
     assert_true(found > count);
-    for (int k = 0; k < TREE_COUNT; ++k) carom_mesh_destroy(&m[k]);
+    for (int k = 0; k < tree_count; ++k) carom_mesh_destroy(&m[k]);
 }
 
 static void test_overlap_box_meshes(void** state) {
     (void)state;
     mesh_data soup = make_soup(400, 2.0, 0.3, 78);
     ref_rng rng = {9};
-    check_boxes(&soup, random_pose(&rng, 1.0f), 60, 2);
+    check_boxes(&soup, TREES, TREE_COUNT, random_pose(&rng, 1.0f), 60, 2);
+    ref_rng leaf_rng = {19};  // its own, to leave the poses below as they were
+    check_boxes(&soup, LEAF_SIZE_TREES, LEAF_SIZE_TREE_COUNT, random_pose(&leaf_rng, 1.0f), 60, 5);
     mesh_free(&soup);
     const char* names[] = {"meshes/bunny00.off", "assimp/IFC/AC14-FZK-Haus.ifc"};
     for (int i = 0; i < 2; ++i) {
         mesh_data md = load(names[i]);
-        check_boxes(&md, random_pose(&rng, 2.0f), light() ? 3 : 12, 20 + (unsigned)i);
+        check_boxes(&md, TREES, TREE_COUNT, random_pose(&rng, 2.0f), light() ? 3 : 12,
+                    20 + (unsigned)i);
     }
 }
 
@@ -1493,14 +1513,15 @@ static brute_hit brute_force_cast(const carom_mesh* m, carom_xform pose, const c
     return best;
 }
 
-static void check_casts(const mesh_data* md, carom_xform pose, int count, unsigned long long seed) {
+static void check_casts(const mesh_data* md, const carom_mesh_desc* trees, int tree_count,
+                        carom_xform pose, int count, unsigned long long seed) {
     double rot[3][3], trans[3];
     pose_to_double(pose, rot, trans);
     double centre[3], radius;
     world_centre(md, rot, trans, centre, &radius);
     float r = (float)radius;
-    carom_mesh m[TREE_COUNT];
-    for (int k = 0; k < TREE_COUNT; ++k) m[k] = build_tree(md, TREES[k]);
+    carom_mesh m[MAX_TREES];
+    for (int k = 0; k < tree_count; ++k) m[k] = build_tree(md, trees[k]);
     carom_shape shapes[3] = {carom_sphere(0.05f * r),
                              carom_capsule((vec3s){{0, 0, -0.04f * r}}, (vec3s){{0, 0, 0.04f * r}},
                                            0.03f * r),
@@ -1525,7 +1546,7 @@ static void check_casts(const mesh_data* md, carom_xform pose, int count, unsign
         const carom_shape* shape = &shapes[i % 3];
         brute_hit truth = brute_force_cast(&m[0], pose, shape, start, translation);
         hits += truth.hit;
-        for (int k = 0; k < TREE_COUNT; ++k) {
+        for (int k = 0; k < tree_count; ++k) {
             carom_mesh_hit h = carom_mesh_shape_cast(&m[k], pose, shape, start, translation);
             assert_true(h.state == CAROM_DONE || h.state == CAROM_MAX_ITERATIONS);
             assert_int_equal(h.hit, truth.hit);
@@ -1545,19 +1566,22 @@ static void check_casts(const mesh_data* md, carom_xform pose, int count, unsign
         }
     }
     assert_true(hits > count / 4);
-    for (int k = 0; k < TREE_COUNT; ++k) carom_mesh_destroy(&m[k]);
+    for (int k = 0; k < tree_count; ++k) carom_mesh_destroy(&m[k]);
 }
 
 static void test_shape_cast_meshes(void** state) {
     (void)state;
     mesh_data soup = make_soup(300, 2.0, 0.3, 79);
-    check_casts(&soup, carom_xform_identity(), light() ? 12 : 60, 3);
+    check_casts(&soup, TREES, TREE_COUNT, carom_xform_identity(), light() ? 12 : 60, 3);
+    check_casts(&soup, LEAF_SIZE_TREES, LEAF_SIZE_TREE_COUNT, carom_xform_identity(),
+                light() ? 12 : 60, 6);
     mesh_free(&soup);
     const char* names[] = {"meshes/bunny00.off", "assimp/HMP/terrain.hmp"};
     ref_rng rng = {6};
     for (int i = 0; i < 2; ++i) {
         mesh_data md = load(names[i]);
-        check_casts(&md, random_pose(&rng, 2.0f), light() ? 2 : 9, 30 + (unsigned)i);
+        check_casts(&md, TREES, TREE_COUNT, random_pose(&rng, 2.0f), light() ? 2 : 9,
+                    30 + (unsigned)i);
     }
 }
 
