@@ -275,14 +275,28 @@ static void test_tree_invariants_on_soups(void** state) {
 }
 
 // Zachmann's budget: the boxtree's nodes take at most 8 bytes per triangle,
-// whatever the leaf size; with leaves of one, every slot is a node.
+// whatever the leaf size: a slot for each of triangle_count - 1 nodes, none
+// when every triangle fits one leaf; with leaves of one, every slot is a
+// node.
 static void test_boxtree_memory(void** state) {
     (void)state;
+    soup small = make_soup(5, 1.0f, 0.4f, 4);
+    for (int leaf = 1; leaf <= 16; ++leaf) {
+        carom_mesh_desc desc = {CAROM_TREE_BOXTREE, leaf};
+        carom_mesh m;
+        assert_int_equal(carom_mesh_create(small.v, 15, small.idx, 5, &desc, &m), CAROM_OK);
+        assert_int_equal(m.tree_bytes, leaf < 5 ? 4 * sizeof(mid_boxtree_node) : 0);
+        if (leaf >= 5) assert_int_equal(m.node_count, 0);
+        check_tree(&m);
+        carom_mesh_destroy(&m);
+    }
+    free_soup(&small);
     soup so = make_soup(1000, 5.0f, 0.5f, 3);
     for (int leaf = 0; leaf <= 16; ++leaf) {
         carom_mesh_desc desc = {CAROM_TREE_BOXTREE, leaf};
         carom_mesh m;
         assert_int_equal(carom_mesh_create(so.v, 3 * so.n, so.idx, so.n, &desc, &m), CAROM_OK);
+        assert_int_equal(m.tree_bytes, (size_t)(so.n - 1) * sizeof(mid_boxtree_node));
         assert_true(m.tree_bytes <= 8 * (size_t)so.n);
         if (leaf == 1) {
             assert_int_equal(m.node_count, so.n - 1);
@@ -644,9 +658,8 @@ static void test_out_of_memory(void** state) {
 
 // A boxtree's refit gathers its nodes' true boxes into scratch memory first;
 // without it (the allocation fails), each node gathers its children's from
-// their triangles, and the tree must come out the same, bit for bit (every
-// slot, used or not), and valid: with leaves of one and of the default
-// size.
+// their triangles, and the tree must come out the same, bit for bit, and
+// valid: with leaves of one and of the default size.
 static void test_boxtree_refit_without_scratch(void** state) {
     (void)state;
     soup so = make_soup(300, 3.0f, 0.3f, 23);
@@ -688,6 +701,49 @@ static void test_boxtree_refit_without_scratch(void** state) {
     free_soup(&so);
 }
 
+// A refit to the vertices the tree was built on gives the build's tree back,
+// every slot bit for bit (the unused ones stay zero), whether or not its
+// scratch can be had: for leaves of 1 to 16, on meshes small enough to be
+// one leaf, a few leaves, or hundreds.
+static void test_boxtree_refit_keeps_its_build(void** state) {
+    (void)state;
+    const int sizes[] = {1, 2, 3, 4, 5, 17, 300};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
+        const int n = sizes[s];
+        soup so = make_soup(n, 2.0f, 0.4f, 60 + s);
+        for (int leaf = 1; leaf <= 16; ++leaf) {
+            for (int fail = 0; fail <= 1; ++fail) {
+                carom_mesh_desc desc = {CAROM_TREE_BOXTREE, leaf};
+                carom_mesh m;
+                assert_int_equal(carom_mesh_create(so.v, 3 * n, so.idx, n, &desc, &m), CAROM_OK);
+                const size_t bytes = m.tree_bytes;
+                const int nodes = m.node_count, depth = m.depth;
+                const vec3s lo = m.data->root_min, hi = m.data->root_max;
+                mid_boxtree_node* built = malloc(bytes + 1);
+                if (bytes) memcpy(built, m.data->box_nodes, bytes);
+                carom_allocator a = {failing_realloc, hooked_free, NULL};
+                carom_set_allocator(&a);
+                g_count = 0;
+                g_fail_at = fail;  // 1: the scratch cannot be had
+                assert_int_equal(carom_mesh_refit(&m, so.v, 3 * n), CAROM_OK);
+                carom_set_allocator(NULL);
+                assert_int_equal(m.tree_bytes, bytes);
+                assert_int_equal(m.node_count, nodes);
+                assert_int_equal(m.depth, depth);
+                if (bytes) assert_memory_equal(m.data->box_nodes, built, bytes);
+                for (int k = 0; k < 3; ++k) {
+                    assert_true(m.data->root_min.raw[k] == lo.raw[k]);
+                    assert_true(m.data->root_max.raw[k] == hi.raw[k]);
+                }
+                check_tree(&m);
+                free(built);
+                carom_mesh_destroy(&m);
+            }
+        }
+        free_soup(&so);
+    }
+}
+
 // The real meshes the queries are tested on build valid trees of every kind.
 static void test_real_meshes(void** state) {
     (void)state;
@@ -699,7 +755,8 @@ static void test_real_meshes(void** state) {
         }
         for (int k = 0; k < KIND_COUNT; ++k) {
             // The boxtree with leaves of one too.
-            for (int leaf = 0; leaf <= (KINDS[k] == CAROM_TREE_BOXTREE); ++leaf) {
+            const int last_leaf = KINDS[k] == CAROM_TREE_BOXTREE ? 1 : 0;
+            for (int leaf = 0; leaf <= last_leaf; ++leaf) {
                 carom_mesh_desc desc = {KINDS[k], leaf};
                 carom_mesh m;
                 assert_int_equal(carom_mesh_create((const vec3s*)md.vertices, md.vertex_count,
@@ -728,6 +785,7 @@ int main(void) {
         cmocka_unit_test(test_slabs_where_normals_cancel),
         cmocka_unit_test(test_refit_bounds_moved_vertices),
         cmocka_unit_test(test_boxtree_refit_without_scratch),
+        cmocka_unit_test(test_boxtree_refit_keeps_its_build),
         cmocka_unit_test(test_vertex_order_is_private),
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_real_meshes),

@@ -39,16 +39,20 @@ static const carom_mesh_desc TREES[] = {{CAROM_TREE_AABB, 0},
                                         {CAROM_TREE_AABB_SAH, 0},
                                         {CAROM_TREE_BOXTREE, 0},
                                         {CAROM_TREE_BOXTREE, 1}};
-#define TREE_COUNT 4
+#define TREE_COUNT ((int)(sizeof TREES / sizeof *TREES))
 
 // Leaf sizes besides the defaults, for the soups' rays, boxes and casts:
-// leaves of up to 16 triangles in either kind of tree.
+// leaves of up to 16 triangles in either kind of tree, so that a soup of
+// ten or sixteen is one leaf in some and a few in others.
 static const carom_mesh_desc LEAF_SIZE_TREES[] = {
     {CAROM_TREE_AABB_SAH, 0}, {CAROM_TREE_BOXTREE, 2}, {CAROM_TREE_BOXTREE, 3},
     {CAROM_TREE_BOXTREE, 5},  {CAROM_TREE_BOXTREE, 8}, {CAROM_TREE_BOXTREE, 16},
     {CAROM_TREE_AABB_SAH, 1}, {CAROM_TREE_AABB, 16}};
-#define LEAF_SIZE_TREE_COUNT 8
+#define LEAF_SIZE_TREE_COUNT ((int)(sizeof LEAF_SIZE_TREES / sizeof *LEAF_SIZE_TREES))
 #define MAX_TREES 8
+_Static_assert(sizeof TREES / sizeof *TREES <= MAX_TREES, "a check builds every tree at once");
+_Static_assert(sizeof LEAF_SIZE_TREES / sizeof *LEAF_SIZE_TREES <= MAX_TREES,
+               "a check builds every tree at once");
 
 // --- fixtures ------------------------------------------------------------------
 
@@ -297,7 +301,8 @@ static void check_collide(const mesh_data* da, const mesh_data* db, carom_xform 
     }
     for (int i = 0; i < TREE_COUNT; ++i) {
         for (int j = 0; j < TREE_COUNT; ++j) {
-            // On big meshes: each tree with itself, and the AABB tree with the boxtree.
+            // On big meshes: each tree with itself, and the midpoint AABB
+            // tree (TREES[0]) with the default boxtree (TREES[2]).
             if (!all_kind_pairs && i != j && !(i == 0 && j == 2)) continue;
             pair_set s = {0};
             carom_mesh_query_result r = carom_mesh_collide(&ma[i], pa, &mb[j], pb, collect_pair, &s);
@@ -1216,6 +1221,9 @@ static void test_raycast_meshes(void** state) {
     check_rays(&soup, TREES, TREE_COUNT, carom_xform_identity(), 300, 1);
     check_rays(&soup, LEAF_SIZE_TREES, LEAF_SIZE_TREE_COUNT, carom_xform_identity(), 300, 4);
     mesh_free(&soup);
+    mesh_data few = make_soup(10, 0.2, 1.0, 91);
+    check_rays(&few, LEAF_SIZE_TREES, LEAF_SIZE_TREE_COUNT, carom_xform_identity(), 200, 7);
+    mesh_free(&few);
     const char* names[] = {"meshes/bunny00.off", "meshes/armadillo.off",
                            "assimp/IFC/AC14-FZK-Haus.ifc", "assimp/HMP/terrain.hmp"};
     ref_rng rng = {5};
@@ -1416,6 +1424,9 @@ static void test_overlap_box_meshes(void** state) {
     ref_rng leaf_rng = {19};  // its own, to leave the poses below as they were
     check_boxes(&soup, LEAF_SIZE_TREES, LEAF_SIZE_TREE_COUNT, random_pose(&leaf_rng, 1.0f), 60, 5);
     mesh_free(&soup);
+    mesh_data few = make_soup(16, 0.3, 1.5, 92);
+    check_boxes(&few, LEAF_SIZE_TREES, LEAF_SIZE_TREE_COUNT, random_pose(&leaf_rng, 1.0f), 60, 8);
+    mesh_free(&few);
     const char* names[] = {"meshes/bunny00.off", "assimp/IFC/AC14-FZK-Haus.ifc"};
     for (int i = 0; i < 2; ++i) {
         mesh_data md = load(names[i]);
@@ -1576,6 +1587,9 @@ static void test_shape_cast_meshes(void** state) {
     check_casts(&soup, LEAF_SIZE_TREES, LEAF_SIZE_TREE_COUNT, carom_xform_identity(),
                 light() ? 12 : 60, 6);
     mesh_free(&soup);
+    mesh_data few = make_soup(10, 0.2, 1.0, 93);
+    check_casts(&few, LEAF_SIZE_TREES, LEAF_SIZE_TREE_COUNT, carom_xform_identity(), 30, 9);
+    mesh_free(&few);
     const char* names[] = {"meshes/bunny00.off", "assimp/HMP/terrain.hmp"};
     ref_rng rng = {6};
     for (int i = 0; i < 2; ++i) {

@@ -50,8 +50,9 @@ typedef enum carom_tree_kind {
     /// conservative); the other faces are inherited. 8 bytes per inner
     /// node. Nodes are placed by their triangles' positions, which needs no
     /// child links: a slot for every inner node a tree of one triangle per
-    /// leaf would have, under 8 bytes per triangle whatever the leaf size
-    /// (slots under a leaf of several triangles stay unused).
+    /// leaf would have, so under 8 bytes per triangle whatever the leaf
+    /// size, of which the default leaves use about a third (and none when
+    /// every triangle fits one leaf).
     CAROM_TREE_BOXTREE,
 } carom_tree_kind;
 
@@ -68,11 +69,10 @@ typedef struct carom_mesh_desc {
 /// Default triangles per AABB-tree leaf.
 #define CAROM_MESH_DEFAULT_LEAF_SIZE 8
 
-/// Default triangles per boxtree leaf. Measured on the bunny against itself
-/// at three poses (README, "Meshes"): against leaves of one, leaves of up
-/// to four take 0.5-0.65 of the time on mesh against mesh, for 3-4.5 times
-/// the triangle tests, which stay within 1.2 times the SAH tree's; leaves
-/// of five would reach 1.5 times.
+/// Default triangles per boxtree leaf: against leaves of one, about half
+/// the time for all pairs of triangles mesh against mesh, and a build as
+/// fast as the midpoint AABB tree's, for more triangle tests (README,
+/// "Meshes", has the measurements and why not three or five).
 #define CAROM_MESH_DEFAULT_BOXTREE_LEAF_SIZE 4
 
 /// A triangle mesh and its tree. Create with `carom_mesh_create`, free with
@@ -86,7 +86,8 @@ typedef struct carom_mesh {
     int degenerate_count;
     carom_tree_kind tree;
     /// Tree nodes: an AABB tree's four-wide nodes (none for a tree of one
-    /// leaf), the boxtree's inner nodes (of its triangle_count - 1 slots).
+    /// leaf), the boxtree's inner nodes (in triangle_count - 1 slots, which
+    /// tree_bytes counts; none when every triangle fits one leaf).
     int node_count;
     int depth;          ///< deepest leaf of the binary splits, at most CAROM_MESH_MAX_DEPTH
     size_t tree_bytes;  ///< memory of the tree alone (nodes, and an AABB tree's leaf slabs)

@@ -9,14 +9,11 @@
 // inner node. (Measured on bunny against bunny: one 16-bit face per child
 // needed 4x the triangle tests of the AABB tree.)
 //
-// Nodes sit in slots named by triangle positions (mid_walk_children), one
-// for each inner node a tree of one triangle per leaf would have, so that
-// no node stores a link. Leaves hold up to the mesh's leaf size, four by
-// default: on the bunny against itself, leaves of one made 3.3-5.7 times
-// the box tests of the midpoint AABB tree and took 3-4 times as long;
-// leaves of four take 0.5-0.65 of that time, build a quarter faster, and
-// test 0.8-1.05 times the midpoint tree's triangles (leaves of eight) on
-// the four poses of the benchmark. A leaf's unused slots are zeroed.
+// Nodes sit in slots named by triangle positions (mid_boxtree_node), so no
+// node stores a link. Leaves hold up to the mesh's leaf size: four by
+// default, which takes about half the time of leaves of one on mesh
+// against mesh and builds as fast as the midpoint AABB tree (README,
+// "Meshes", has the measurements).
 #include <string.h>
 
 #include "mid/build_rec.h"
@@ -163,8 +160,8 @@ typedef struct boxtree_builder {
     // and each node then takes its children's boxes from their triangles.
     f4 (*boxes)[2];
     int depth;
-    int leaf_size;  // ranges of up to this many triangles are leaves
-    int inner;      // inner nodes made
+    int leaf_size;   // ranges of up to this many triangles are leaves
+    int node_count;  // inner nodes made
 } boxtree_builder;
 
 // Sets node `n`'s pair codes and planes for its children's true boxes in
@@ -176,13 +173,13 @@ static inline void store_faces(mid_boxtree_node* n, int left, f4 qlo, f4 qhi, co
     n->packed = (uint32_t)left << 8 | lpair << 4 | rpair;
 }
 
-// A build's node of two triangles (a third of all nodes): mid_recs_split's
-// choice without a pass, and two leaves. Inlined into its parent, which
-// saves a call on a third of the nodes.
+// A build's node of two triangles when leaves hold one (then a third of all
+// nodes): mid_recs_split's choice without a pass, and two leaves. Inlined
+// into its parent, which saves a call on each.
 CAROM_FORCE_INLINE void build_pair(boxtree_builder* bb, int index, int first, f4 tlo, f4 thi,
                                    f4 qlo, f4 qhi, int depth) {
     if (depth + 1 > bb->depth) bb->depth = depth + 1;
-    ++bb->inner;
+    ++bb->node_count;
     const box_rec* in = bb->recs + first;
     int axis = mid_split_axis(tlo, thi);
     const float mid = 0.5f * (tlo[axis] + thi[axis]);
@@ -240,12 +237,10 @@ static void refit_boxes(boxtree_builder* bb, int index, int first, int count, f4
     bb->boxes[index][1] = *hi;
 }
 
-// A build's leaf of `count` triangles from `first`, whose slots start at
-// `index`: its place in the tree order final, and its count - 1 slots
-// zeroed.
-static inline void build_leaf(boxtree_builder* bb, int index, int first, int count) {
+// A build's leaf of `count` triangles from `first`: their place in the
+// tree order is final.
+static inline void build_leaf(boxtree_builder* bb, int first, int count) {
     for (int i = first; i < first + count; ++i) bb->b->order[i] = rec_id(&bb->recs[i]);
-    if (count > 1) memset(&bb->nodes[index], 0, (size_t)(count - 1) * sizeof *bb->nodes);
 }
 
 // Child `side` (0 left, 1 right) of node `n`, which cuts `qlo..qhi`: a
@@ -254,7 +249,7 @@ static inline void build_leaf(boxtree_builder* bb, int index, int first, int cou
 static inline void build_child(boxtree_builder* bb, const mid_boxtree_node* n, int side, int index,
                                int first, int count, f4 tlo, f4 thi, f4 qlo, f4 qhi, int depth) {
     if (count <= bb->leaf_size) {
-        if (bb->b) build_leaf(bb, index, first, count);
+        if (bb->b) build_leaf(bb, first, count);
         return;
     }
     unsigned pair = side ? n->packed & 15u : (n->packed >> 4) & 15u;
@@ -274,7 +269,7 @@ static inline void build_child(boxtree_builder* bb, const mid_boxtree_node* n, i
 static void build_node(boxtree_builder* bb, int index, int first, int count, f4 tlo, f4 thi,
                        f4 qlo, f4 qhi, int depth) {
     if (depth + 1 > bb->depth) bb->depth = depth + 1;  // its children
-    ++bb->inner;
+    ++bb->node_count;
     mid_boxtree_node* n = &bb->nodes[index];
     f4 kid[4];
     int left;
@@ -291,30 +286,37 @@ static void build_node(boxtree_builder* bb, int index, int first, int count, f4 
                 depth + 1);
 }
 
+// A mesh whose triangles all fit one leaf has no nodes. Otherwise every
+// slot is zeroed first, the ones leaves leave unused too, so that the
+// array's bytes depend only on the tree (a refit without scratch is
+// checked against one with it, byte for byte).
 carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b) {
-    int n = b->count;
-    mid_boxtree_node* nodes = n > 1 ? carom_alloc((size_t)(n - 1) * sizeof *nodes) : NULL;
+    const int n = b->count;
+    const bool split = n > mesh->data->leaf_size;
+    const size_t slots = split ? (size_t)(n - 1) : 0;
+    mid_boxtree_node* nodes = split ? carom_alloc(slots * sizeof *nodes) : NULL;
     box_rec* recs = carom_alloc((size_t)n * sizeof *recs);
-    if ((n > 1 && !nodes) || !recs) {
+    if ((split && !nodes) || !recs) {
         carom_free(nodes);
         carom_free(recs);
         return CAROM_ERR_OUT_OF_MEMORY;
     }
+    if (split) memset(nodes, 0, slots * sizeof *nodes);
     boxtree_builder bb = {b, mesh->data, nodes, recs, NULL, 0, mesh->data->leaf_size, 0};
     f4 lo, hi;
     mid_recs_start(mesh->data, b, recs, &lo, &hi);
-    if (n <= bb.leaf_size) {
-        build_leaf(&bb, 0, 0, n);
-    } else if (n == 2) {
+    if (!split) {
+        build_leaf(&bb, 0, n);
+    } else if (n == 2) {  // leaves of one
         build_pair(&bb, 0, 0, lo, hi, lo, hi, 0);
     } else {
         build_node(&bb, 0, 0, n, lo, hi, lo, hi, 0);
     }
     carom_free(recs);
     mesh->data->box_nodes = nodes;
-    mesh->node_count = bb.inner;
+    mesh->node_count = bb.node_count;
     mesh->depth = bb.depth;
-    mesh->tree_bytes = (size_t)(n - 1) * sizeof *nodes;
+    mesh->tree_bytes = slots * sizeof *nodes;
     return CAROM_OK;
 }
 

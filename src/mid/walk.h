@@ -177,12 +177,10 @@ static inline void mid_boxtree_child(f4 lo, f4 hi, unsigned pair, const uint8_t 
     *child_hi = f4_select(m->hi0 | m->hi1, hi - from_hi * step, hi);
 }
 
-// The two children of an inner boxtree node. A child of no more triangles
-// than a leaf holds is a leaf; the build splits every larger range. Node
-// slots go by triangle positions: a node's left child is the next slot,
-// its right child `left` slots on, `left` being the left child's triangle
-// count, so a range of c triangles owns c - 1 slots. (An AABB tree is
-// walked through its wide nodes, whose lanes hold the children's boxes.)
+// The two children of an inner boxtree node, in their slots
+// (mid_boxtree_node). A child of no more triangles than a leaf holds is a
+// leaf; the build splits every larger range. (An AABB tree is walked
+// through its wide nodes, whose lanes hold the children's boxes.)
 static inline void mid_walk_children(const mid_tree* t, const mid_walk_node* h, mid_walk_node* k0,
                                      mid_walk_node* k1) {
     const mid_boxtree_node* b = &t->box[h->index];
