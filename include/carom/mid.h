@@ -70,9 +70,9 @@ typedef struct carom_mesh_desc {
 #define CAROM_MESH_DEFAULT_LEAF_SIZE 8
 
 /// Default triangles per boxtree leaf: against leaves of one, about half
-/// the time for all pairs of triangles mesh against mesh, and a build as
-/// fast as the midpoint AABB tree's, for more triangle tests (README,
-/// "Meshes", has the measurements and why not three or five).
+/// the time for all pairs of triangles mesh against mesh, and a build
+/// about as fast as the midpoint AABB tree's, for more triangle tests
+/// (README, "Meshes", has the measurements and why not three or five).
 #define CAROM_MESH_DEFAULT_BOXTREE_LEAF_SIZE 4
 
 /// A triangle mesh and its tree. Create with `carom_mesh_create`, free with

@@ -12,7 +12,7 @@
 // Nodes sit in slots named by triangle positions (mid_boxtree_node), so no
 // node stores a link. Leaves hold up to the mesh's leaf size: four by
 // default, which takes about half the time of leaves of one on mesh
-// against mesh and builds as fast as the midpoint AABB tree (README,
+// against mesh and builds about as fast as the midpoint AABB tree (README,
 // "Meshes", has the measurements).
 #include <string.h>
 
@@ -286,10 +286,10 @@ static void build_node(boxtree_builder* bb, int index, int first, int count, f4 
                 depth + 1);
 }
 
-// A mesh whose triangles all fit one leaf has no nodes. Otherwise every
-// slot is zeroed first, the ones leaves leave unused too, so that the
-// array's bytes depend only on the tree (a refit without scratch is
-// checked against one with it, byte for byte).
+// A mesh whose triangles all fit one leaf has no nodes. Otherwise the slots
+// are zeroed first, and those under leaves stay so: the array's bytes
+// depend only on the tree (a refit without scratch is checked against one
+// with it, byte for byte).
 carom_status mid_boxtree_build(carom_mesh* mesh, mid_build* b) {
     const int n = b->count;
     const bool split = n > mesh->data->leaf_size;
