@@ -62,9 +62,10 @@ static bool box_within(const mid_walk_node* inner, const mid_walk_node* outer) {
 // Walks a boxtree: every triangle in exactly one leaf and inside its
 // leaf's box, leaves no larger than the leaf size and nodes larger, every
 // box inside its parent's, children's ranges tiling their parent's, depth
-// as reported and within the cap; counts the inner nodes.
+// as reported and within the cap; counts the inner nodes and marks their
+// slots in `used` (each once).
 static void walk(const mid_tree* t, const mid_walk_node* n, int depth, int* seen, int* max_depth,
-                 int* inner) {
+                 int* inner, bool* used) {
     const carom_mesh* m = t->mesh;
     assert_true(depth <= CAROM_MESH_MAX_DEPTH);
     if (depth > *max_depth) *max_depth = depth;
@@ -81,14 +82,17 @@ static void walk(const mid_tree* t, const mid_walk_node* n, int depth, int* seen
     }
     assert_true(n->count > d->leaf_size);
     ++*inner;
+    assert_true(n->index >= 0 && (size_t)n->index < m->tree_bytes / sizeof(mid_boxtree_node));
+    assert_false(used[n->index]);
+    used[n->index] = true;
     mid_walk_node l, r;
     mid_walk_children(t, n, &l, &r);
     assert_true(box_within(&l, n) && box_within(&r, n));
     assert_int_equal(l.first, n->first);
     assert_int_equal(l.count + r.count, n->count);
     assert_true(l.count > 0 && r.count > 0);
-    walk(t, &l, depth + 1, seen, max_depth, inner);
-    walk(t, &r, depth + 1, seen, max_depth, inner);
+    walk(t, &l, depth + 1, seen, max_depth, inner, used);
+    walk(t, &r, depth + 1, seen, max_depth, inner, used);
 }
 
 // The box of triangles [first, first + count), from their corners.
@@ -203,12 +207,20 @@ static void check_tree(const carom_mesh* m) {
     float min[3], max[3];
     if (m->tree == CAROM_TREE_BOXTREE) {
         int max_depth = 0, inner = 0;
+        const size_t slots = m->tree_bytes / sizeof(mid_boxtree_node);
+        bool* used = calloc(slots + 1, sizeof *used);
         mid_tree t = mid_tree_of(m);
         mid_walk_node root;
         mid_walk_root(&t, &root);
-        walk(&t, &root, 0, seen, &max_depth, &inner);
+        walk(&t, &root, 0, seen, &max_depth, &inner, used);
         assert_int_equal(max_depth, m->depth);
         assert_int_equal(inner, m->node_count);
+        // Slots no node uses (under leaves) are zero.
+        static const mid_boxtree_node zero;
+        for (size_t i = 0; i < slots; ++i) {
+            if (!used[i]) assert_memory_equal(&d->box_nodes[i], &zero, sizeof zero);
+        }
+        free(used);
         assert_null(d->wide_nodes);
         range_box(d, 0, m->triangle_count, min, max);
     } else if (m->node_count > 0) {
