@@ -215,22 +215,18 @@ static inline void refit_child_box(const boxtree_builder* bb, int index, int fir
     }
 }
 
-// The true boxes of node `index` (over triangles [first, first + count),
-// more than a leaf holds) and every node below it, children first, into
-// bb->boxes; gives the node's. The recursion is the tree's depth deep.
+// The true box of triangles [first, first + count): a leaf's from its
+// triangles; node `index`'s, and every node's below it, children first,
+// into bb->boxes. The recursion is the tree's depth deep.
 static void refit_boxes(boxtree_builder* bb, int index, int first, int count, f4* lo, f4* hi) {
-    const int left = (int)(bb->nodes[index].packed >> 8), right = count - left;
+    if (count <= bb->leaf_size) {
+        mid_triangles_box(bb->d, first, count, lo, hi);
+        return;
+    }
+    const int left = (int)(bb->nodes[index].packed >> 8);
     f4 l[2], r[2];
-    if (left > bb->leaf_size) {
-        refit_boxes(bb, index + 1, first, left, &l[0], &l[1]);
-    } else {
-        mid_triangles_box(bb->d, first, left, &l[0], &l[1]);
-    }
-    if (right > bb->leaf_size) {
-        refit_boxes(bb, index + left, first + left, right, &r[0], &r[1]);
-    } else {
-        mid_triangles_box(bb->d, first + left, right, &r[0], &r[1]);
-    }
+    refit_boxes(bb, index + 1, first, left, &l[0], &l[1]);
+    refit_boxes(bb, index + left, first + left, count - left, &r[0], &r[1]);
     *lo = f4_min(l[0], r[0]);
     *hi = f4_max(l[1], r[1]);
     bb->boxes[index][0] = *lo;

@@ -10,7 +10,7 @@ static bool triangle_is_degenerate(const struct carom_mesh_data* d, int p) {
     f4 v[3];
     mid_load_triangle(d, p, v);
     const f4 n = f4_cross(v[1] - v[0], v[2] - v[0]);
-    return i4_mask3(n != f4_zero()) == 0;
+    return f4_equal3(n, f4_zero());
 }
 
 static void free_data(struct carom_mesh_data* d) {
