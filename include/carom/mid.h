@@ -157,9 +157,13 @@ typedef bool carom_mesh_triangle_fn(void* user, int triangle);
 /// Every triangle of the mesh (at `pose`) that intersects the world box
 /// `box`, closed sets: touching counts. The box is brought into the mesh's
 /// frame, where it is an oriented box; triangles are tested exactly against
-/// it by the separating-axis test (13 axes), in float.
-/// Invalid input (NULL mesh or fn, invalid pose or box): `CAROM_INVALID_INPUT`
-/// and no calls.
+/// it by the separating-axis test (13 axes), in double, on corners taken
+/// from the box's centre.
+/// Invalid input (NULL mesh or fn, invalid pose or box, or a box whose
+/// centre lies beyond `CAROM_MAX_COORDINATE` of the mesh's origin on an axis
+/// of the mesh's frame, which never happens when every coordinate of the
+/// pose and the box is within a quarter of that limit):
+/// `CAROM_INVALID_INPUT` and no calls.
 CAROM_API carom_mesh_query_result carom_mesh_overlap_box(const carom_mesh* mesh, carom_xform pose,
                                                          carom_aabb box,
                                                          carom_mesh_triangle_fn* fn, void* user);
@@ -183,8 +187,10 @@ typedef enum carom_ray_mode {
 /// Casts `ray` (world, origin + t * translation for t in [0, 1]) against both
 /// sides of every triangle. A ray starting on a triangle hits it at 0. A
 /// translation of exactly zero never hits (a point crosses nothing; use
-/// carom_mesh_overlap_box for a point query). Invalid input gives
-/// `CAROM_INVALID_INPUT` and no hit.
+/// carom_mesh_overlap_box for a point query). Invalid input (NULL or
+/// invalid mesh, invalid pose or ray, or a ray whose origin or translation
+/// in the mesh's frame lies beyond `CAROM_MAX_COORDINATE`, as for
+/// carom_mesh_overlap_box) gives `CAROM_INVALID_INPUT` and no hit.
 CAROM_API carom_mesh_hit carom_mesh_raycast(const carom_mesh* mesh, carom_xform pose, carom_ray ray,
                                             carom_ray_mode mode);
 
@@ -201,7 +207,9 @@ CAROM_API carom_mesh_hit carom_mesh_raycast(const carom_mesh* mesh, carom_xform 
 ///
 /// `state`: `CAROM_DONE`; `CAROM_INVALID_INPUT` (NULL or invalid mesh or
 /// shape, invalid poses, a translation that is not finite or beyond
-/// `CAROM_MAX_COORDINATE`), with no hit; or `CAROM_MAX_ITERATIONS` when the
+/// `CAROM_MAX_COORDINATE`, or a shape whose box at the start reaches
+/// beyond that limit in the mesh's frame, as for carom_mesh_overlap_box),
+/// with no hit; or `CAROM_MAX_ITERATIONS` when the
 /// winning triangle's cast hit its iteration cap, in which case `fraction`
 /// is still a safe lower bound (see cast.h), but another triangle whose own
 /// cast would also have stopped at its cap may have been skipped.

@@ -75,19 +75,27 @@ static void shape_extent(const carom_shape* shape, const mid_cast* c, vec3s n, f
     *lo = base + v3_dot(local, bottom);
 }
 
-// The earliest the sweep can come within `margin` of the triangle's plane:
-// no cast can touch the triangle before then, so a triangle whose plane is
-// reached only after the best hit so far is skipped without its GJK cast.
+// The earliest the sweep can come within `margin` of the triangle along its
+// normal: no cast can touch the triangle before then, so a triangle reached
+// only after the best hit so far is skipped without its GJK cast. The
+// triangle's own corners give its range on the normal, rather than its
+// first corner alone: the normal is then just an axis, and an axis a little
+// off (a sliver's, by rounding) still bounds the triangle, where a plane
+// through one corner would leave its far corners out.
 static float plane_time(const carom_shape* shape, const mid_cast* c, const vec3s v[3]) {
-    vec3s n = v3_cross(v3_sub(v[1], v[0]), v3_sub(v[2], v[0]));
-    float len = sqrtf(v3_len2(n));
-    if (!(len > 0.0f) || !isfinite(len)) return 0.0f;
-    n = v3_scale(n, 1.0f / len);
-    float d = v3_dot(n, v[0]), lo, hi;
+    vec3s n = mid_triangle_normal(v);
+    if (n.x == 0.0f && n.y == 0.0f && n.z == 0.0f) return 0.0f;
+    float d0 = v3_dot(n, v[0]), d1 = v3_dot(n, v[1]), d2 = v3_dot(n, v[2]);
+    float top = carom_maxf(d0, carom_maxf(d1, d2)), bottom = carom_minf(d0, carom_minf(d1, d2));
+    float lo, hi;
     shape_extent(shape, c, n, &lo, &hi);
     float approach = v3_dot(n, c->translation);
-    if (lo - d > c->margin) return approach < 0.0f ? (lo - d - c->margin) / -approach : INFINITY;
-    if (d - hi > c->margin) return approach > 0.0f ? (d - hi - c->margin) / approach : INFINITY;
+    if (lo - top > c->margin) {
+        return approach < 0.0f ? (lo - top - c->margin) / -approach : INFINITY;
+    }
+    if (bottom - hi > c->margin) {
+        return approach > 0.0f ? (bottom - hi - c->margin) / approach : INFINITY;
+    }
     return 0.0f;
 }
 

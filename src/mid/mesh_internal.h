@@ -164,6 +164,25 @@ static inline void mid_triangle(const struct carom_mesh_data* d, int t, vec3s v[
     v[2] = d->vertices[d->triangles[t][2]];
 }
 
+// The unit normal (v1 - v0) x (v2 - v0) of a triangle in the mesh frame,
+// or zero for one of no area. In double: in float the cross product's
+// squared length overflows for triangles near 1e10 in size and underflows
+// near 1e-10, while double holds every product of float coordinates, and a
+// sliver's normal comes out turned by epsilon * length / width, which in
+// float is degrees for slivers a millionth as wide as they are long.
+static inline vec3s mid_triangle_normal(const vec3s v[3]) {
+    double e1[3], e2[3];
+    for (int k = 0; k < 3; ++k) {
+        e1[k] = (double)v[1].raw[k] - (double)v[0].raw[k];
+        e2[k] = (double)v[2].raw[k] - (double)v[0].raw[k];
+    }
+    double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                   e1[0] * e2[1] - e1[1] * e2[0]};
+    double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    if (!(len > 0.0)) return v3(0.0f, 0.0f, 0.0f);
+    return v3((float)(n[0] / len), (float)(n[1] / len), (float)(n[2] / len));
+}
+
 // --- builds and refits (aabb_tree.c, boxtree.c) -----------------------------
 // A build's input and output: the caller's triangles, and the tree order
 // it writes. Each build carries the triangles' boxes itself (build_rec.h).
@@ -266,8 +285,11 @@ static inline int mid_segment_verdict(const f4 a[3], f4 na, f4 a_dist, f4 a_dist
     return overlap > margin ? 1 : overlap < -margin ? 0 : -1;
 }
 #endif
-// Closed triangle against the box |x_i| <= half_i, triangle in the box's frame.
-bool mid_triangle_box_intersect(const vec3s v[3], vec3s half);
+// Closed triangle against the box |x_i| <= half_i, triangle in the box's
+// frame, in double (mid_box_query_triangle takes the corners there). v is
+// not const only because ISO C before C2x refuses a plain double[3][3]
+// argument for a const one; it is never written.
+bool mid_triangle_box_intersect(double v[3][3], const double half[3]);
 // Ray p + t d, t in [0, t_max], against a closed triangle from either side.
 // Writes t on a hit.
 bool mid_ray_triangle(vec3s p, vec3s d, const vec3s v[3], float t_max, float* t);

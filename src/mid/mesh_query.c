@@ -37,10 +37,21 @@ bool mid_box_query_init(const carom_mesh* mesh, carom_xform pose, carom_aabb box
     return true;
 }
 
+// The corners are taken from the box's centre and turned into its frame in
+// double: in float a small triangle far from the centre (1e-5 across, 1000
+// away) would round to a segment and be missed however deep in the box.
 bool mid_box_query_triangle(const mid_box_query* q, const vec3s v[3]) {
-    vec3s w[3];
-    for (int k = 0; k < 3; ++k) w[k] = rot_apply(&q->rot, v3_sub(v[k], q->center));
-    return mid_triangle_box_intersect(w, q->half);
+    double w[3][3];
+    for (int k = 0; k < 3; ++k) {
+        double d[3];
+        for (int j = 0; j < 3; ++j) d[j] = (double)v[k].raw[j] - (double)q->center.raw[j];
+        for (int i = 0; i < 3; ++i) {
+            const vec3s r = q->rot.row[i];
+            w[k][i] = (double)r.x * d[0] + (double)r.y * d[1] + (double)r.z * d[2];
+        }
+    }
+    const double half[3] = {q->half.x, q->half.y, q->half.z};
+    return mid_triangle_box_intersect(w, half);
 }
 
 // The query's oriented box against a node's box, on the six face normals.
@@ -220,14 +231,13 @@ static carom_mesh_hit make_hit(const mid_ray* q, carom_ray ray, const ray_walk* 
     if (best->position < 0) return hit;
     vec3s v[3];
     mid_triangle(best->d, best->position, v);
-    vec3s n = v3_cross(v3_sub(v[1], v[0]), v3_sub(v[2], v[0]));
+    vec3s n = mid_triangle_normal(v);
     if (v3_dot(n, q->dir) > 0.0f) n = v3_neg(n);
-    n = rot_apply(&q->rot, n);
     hit.hit = true;
     hit.triangle = best->id;
     hit.fraction = best_t;
     hit.point = v3_mad(ray.origin, ray.translation, best_t);
-    hit.normal = v3_scale(n, 1.0f / sqrtf(v3_len2(n)));
+    hit.normal = rot_apply(&q->rot, n);
     return hit;
 }
 

@@ -1,5 +1,5 @@
-// Exact tests on single triangles: triangle–triangle, triangle–box and
-// ray–triangle, in float, for the leaves of every mesh query.
+// Exact tests on single triangles: triangle–triangle in float, triangle–box
+// and ray–triangle in double, for the leaves of every mesh query.
 //
 // "Exact" here means exact in structure: every separating direction the
 // geometry admits is tried, so the only disagreements with exact arithmetic
@@ -153,7 +153,21 @@ static bool intersect_scaled(const f4 a[3], const f4 b[3], float size) {
     return true;
 }
 
+// The larger of a triangle's edge extents (max |coordinate| of an edge).
+static inline float edge_extent(const f4 v[3]) {
+    return f4_max3(f4_max(f4_abs(v[1] - v[0]), f4_abs(v[2] - v[0])));
+}
+
 bool mid_triangles_intersect_f4(const f4 a[3], const f4 b[3]) {
+    // The test is symmetric; the smaller triangle goes first, so that the
+    // origin below is its corner: a triangle 1e-5 across taken from a
+    // corner 1000 away would round to a segment, and a segment meets
+    // nothing here.
+    if (edge_extent(b) < edge_extent(a)) {
+        const f4* t = a;
+        a = b;
+        b = t;
+    }
     // The in-plane axes are products of three edges, and projections on
     // them of four: in float they overflow for triangles near 1e10 in size
     // (far-apart coplanar triangles then "intersect") and underflow below
@@ -190,36 +204,50 @@ bool mid_triangles_intersect(const vec3s a[3], const vec3s b[3]) {
     return mid_triangles_intersect_f4(fa, fb);
 }
 
-// Projection interval of a triangle onto an axis.
-static inline void project3(const vec3s v[3], vec3s axis, float* lo, float* hi) {
-    float a = v3_dot(v[0], axis), b = v3_dot(v[1], axis), c = v3_dot(v[2], axis);
-    *lo = carom_minf(a, carom_minf(b, c));
-    *hi = carom_maxf(a, carom_maxf(b, c));
+// Triangle against the box |x_i| <= h_i: the 13 axes of Akenine-Möller's test
+// (box faces, triangle normal, box axes x triangle edges). In double, as
+// the caller's corners are: the normal's projections are products of three
+// coordinates, which in float underflow for triangles near 1e-13 in size
+// (a triangle then "met" boxes well apart from it) and overflow near 1e13.
+// The normal is an axis like the others, the triangle's range on it taken
+// over all three corners: a sliver's normal is a little off even in
+// double, and its far corners must not be taken for its first one.
+static inline void project3(double v[3][3], const double a[3], double* lo, double* hi) {
+    double p[3];
+    for (int i = 0; i < 3; ++i) p[i] = v[i][0] * a[0] + v[i][1] * a[1] + v[i][2] * a[2];
+    *lo = fmin(p[0], fmin(p[1], p[2]));
+    *hi = fmax(p[0], fmax(p[1], p[2]));
 }
 
-// Triangle against the box |x_i| <= h_i: the 13 axes of Akenine-Möller's test
-// (box faces, triangle normal, box axes x triangle edges).
-bool mid_triangle_box_intersect(const vec3s v[3], vec3s h) {
+static inline bool apart_on(double v[3][3], const double h[3], const double a[3]) {
+    double lo, hi;
+    project3(v, a, &lo, &hi);
+    double rad = h[0] * fabs(a[0]) + h[1] * fabs(a[1]) + h[2] * fabs(a[2]);
+    return lo > rad || hi < -rad;
+}
+
+bool mid_triangle_box_intersect(double v[3][3], const double h[3]) {
     for (int k = 0; k < 3; ++k) {
-        float lo = carom_minf(v[0].raw[k], carom_minf(v[1].raw[k], v[2].raw[k]));
-        float hi = carom_maxf(v[0].raw[k], carom_maxf(v[1].raw[k], v[2].raw[k]));
-        if (lo > h.raw[k] || hi < -h.raw[k]) return false;
+        double lo = fmin(v[0][k], fmin(v[1][k], v[2][k]));
+        double hi = fmax(v[0][k], fmax(v[1][k], v[2][k]));
+        if (lo > h[k] || hi < -h[k]) return false;
     }
-    vec3s e[3] = {v3_sub(v[1], v[0]), v3_sub(v[2], v[1]), v3_sub(v[0], v[2])};
-    vec3s n = v3_cross(e[0], e[1]);
-    if (n.x == 0.0f && n.y == 0.0f && n.z == 0.0f) return false;  // degenerate
-    float r = h.x * fabsf(n.x) + h.y * fabsf(n.y) + h.z * fabsf(n.z);
-    if (fabsf(v3_dot(n, v[0])) > r) return false;
+    double e[3][3];
+    for (int i = 0; i < 3; ++i) {
+        for (int k = 0; k < 3; ++k) e[i][k] = v[(i + 1) % 3][k] - v[i][k];
+    }
+    const double n[3] = {e[0][1] * e[1][2] - e[0][2] * e[1][1],
+                         e[0][2] * e[1][0] - e[0][0] * e[1][2],
+                         e[0][0] * e[1][1] - e[0][1] * e[1][0]};
+    if (n[0] == 0.0 && n[1] == 0.0 && n[2] == 0.0) return false;  // degenerate
+    if (apart_on(v, h, n)) return false;
     for (int i = 0; i < 3; ++i) {
         // Unit axis k cross edge i, written out: (0, -e.z, e.y) for x, ...
-        vec3s axes[3] = {v3(0.0f, -e[i].z, e[i].y), v3(e[i].z, 0.0f, -e[i].x),
-                         v3(-e[i].y, e[i].x, 0.0f)};
+        const double axes[3][3] = {{0.0, -e[i][2], e[i][1]},
+                                   {e[i][2], 0.0, -e[i][0]},
+                                   {-e[i][1], e[i][0], 0.0}};
         for (int k = 0; k < 3; ++k) {
-            vec3s a = axes[k];
-            float lo, hi;
-            project3(v, a, &lo, &hi);
-            float rad = h.x * fabsf(a.x) + h.y * fabsf(a.y) + h.z * fabsf(a.z);
-            if (lo > rad || hi < -rad) return false;
+            if (apart_on(v, h, axes[k])) return false;
         }
     }
     return true;
