@@ -180,7 +180,8 @@ static inline vec3s mid_triangle_normal(const vec3s v[3]) {
                    e1[0] * e2[1] - e1[1] * e2[0]};
     double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
     if (!(len > 0.0)) return v3(0.0f, 0.0f, 0.0f);
-    return v3((float)(n[0] / len), (float)(n[1] / len), (float)(n[2] / len));
+    const double inv = 1.0 / len;
+    return v3((float)(n[0] * inv), (float)(n[1] * inv), (float)(n[2] * inv));
 }
 
 // --- builds and refits (aabb_tree.c, boxtree.c) -----------------------------
