@@ -79,6 +79,37 @@ static void test_sphere_sphere(void** state) {
     assert_vec_near(r.point_a, v3(1, 1, 1), 1e-6f);
 }
 
+// Regression: overlapping shapes whose cores were within the sum of the
+// radii (but not touching) got the cores' midpoint as their common point,
+// which lies outside the shape of smaller radius: a point 0.5 inside a
+// unit sphere was given a "common point" 0.25 off itself. The common point
+// now divides the stretch between the cores by the radii.
+static void test_overlap_point_in_both(void** state) {
+    (void)state;
+    carom_shape point = carom_point(v3(0, 0, 0)), ball = carom_sphere(1.0f);
+    carom_distance_result r = distance(&point, at(0, 0, 0), &ball, at(0.5f, 0, 0));
+    assert_true(r.overlap);
+    assert_vec_near(r.point_a, v3(0, 0, 0), 1e-6f);
+    assert_vec_near(r.point_b, r.point_a, 0.0f);
+    r = distance(&ball, at(0.5f, 0, 0), &point, at(0, 0, 0));
+    assert_vec_near(r.point_a, v3(0, 0, 0), 1e-6f);
+    // A segment inside a capsule of radius 2 whose axis is 1.5 away: the
+    // common point is on the segment, within 2 of the axis.
+    carom_shape segment = carom_segment(v3(-1, 0, 0), v3(1, 0, 0));
+    carom_shape capsule = carom_capsule(v3(-1, 0, 0), v3(1, 0, 0), 2.0f);
+    r = distance(&segment, at(0, 0, 0), &capsule, at(0, 1.5f, 0));
+    assert_true(r.overlap);
+    assert_near(r.point_a.y, 0.0f, 1e-6f);
+    assert_near(r.point_a.z, 0.0f, 1e-6f);
+    assert_true(fabsf(r.point_a.x) <= 1.0f + 1e-6f);
+    // Two spheres of different radii overlapping: within both.
+    carom_shape small = carom_sphere(0.25f);
+    r = distance(&ball, at(0, 0, 0), &small, at(1.1f, 0, 0));
+    assert_true(r.overlap);
+    assert_true(sqrtf(v3_len2(r.point_a)) <= 1.0f + 1e-6f);
+    assert_true(sqrtf(v3_len2(v3_sub(r.point_a, v3(1.1f, 0, 0)))) <= 0.25f + 1e-6f);
+}
+
 static void test_sphere_box(void** state) {
     (void)state;
     carom_shape box = carom_box(v3(1, 2, 3)), ball = carom_sphere(0.5f);
@@ -530,6 +561,7 @@ static void test_bad_input(void** state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sphere_sphere),
+        cmocka_unit_test(test_overlap_point_in_both),
         cmocka_unit_test(test_sphere_box),
         cmocka_unit_test(test_box_box_on_axes),
         cmocka_unit_test(test_capsule_capsule),

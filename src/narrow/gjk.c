@@ -330,7 +330,10 @@ carom_distance_result carom_gjk_distance(const carom_shape* a, carom_xform xf_a,
     if (outcome_overlaps(&g, a->radius + b->radius)) {
         r.overlap = true;
         float d = sqrtf(f4_len2(g.v));
-        if (g.cores_touch || !(d > 0.0f)) {
+        // Not g.cores_touch: that also holds for cores merely within the
+        // radii of each other, whose midpoint can lie outside the shape
+        // with the smaller radius (a point 0.5 inside a unit sphere).
+        if (!(d > 0.0f)) {
             pa = pb = (pa + pb) * 0.5f;  // the cores' common point
         } else {
             // Only the radii overlap: the middle of the stretch of the
