@@ -110,6 +110,44 @@ static void test_overlap_point_in_both(void** state) {
     assert_true(sqrtf(v3_len2(v3_sub(r.point_a, v3(1.1f, 0, 0)))) <= 0.25f + 1e-6f);
 }
 
+// Regression: GJK stopped as converged when a support point came back that
+// its simplex already held, though its bounds were still far apart. On a
+// thin simplex (a needle hull, 1.8 long and 0.01 thick) rounding makes that
+// happen early: against a point 8.8e-8 from the needle it answered 6.96e-4
+// (7.1e-5 with the shapes swapped). A repeated support now goes through the
+// same remedies as a step that makes no progress. Found by fuzzing; the
+// double answer, 8.84e-8, is certified by a support-plane lower bound.
+static void test_needle_repeated_support(void** state) {
+    (void)state;
+    static const vec3s needle[9] = {
+        {{0x1.3d448ap-1f, -0x1.039f5p-12f, 0x1.70c446p-19f}},
+        {{0x1.77b028p-4f, -0x1.e3f0aap-9f, 0x1.3c3d82p-19f}},
+        {{-0x1.35425ep-1f, -0x1.57286ap-9f, -0x1.dd6d2cp-19f}},
+        {{-0x1.d40b96p-2f, 0x1.15327ep-9f, 0x1.0388fap-15f}},
+        {{-0x1.25b5ccp-2f, 0x1.069398p-17f, -0x1.38ae8cp-8f}},
+        {{0x1.d68f6ap-1f, -0x1.2417f6p-14f, -0x1.384fbap-8f}},
+        {{0x1.91b32ap-1f, 0x1.0a3eeep-9f, 0x1.1a094cp-15f}},
+        {{-0x1.aa51bap-1f, 0x1.9b16eap-13f, -0x1.543466p-20f}},
+        {{-0x1.c595d2p-1f, 0x1.eb0cb2p-17f, 0x1.cc7552p-8f}},
+    };
+    carom_hull hull;
+    assert_int_equal(carom_hull_build(&hull, needle, 9), CAROM_OK);
+    carom_shape a = carom_hull_shape(&hull);
+    carom_shape b = carom_point(v3(-0x1.519ad4p-3f, -0x1.da60fap-3f, -0x1.e2c37ap-4f));
+    carom_xform xa = {v3(0x1.637b7ap+0f, -0x1.062ae4p+1f, -0x1.1e2cc2p+0f),
+                      {{-0x1.854e8ap-3f, -0x1.a0f136p-1f, 0x1.fc2bfep-4f, -0x1.117cfp-1f}}};
+    carom_xform xb = {v3(0x1.40791ep+0f, -0x1.065c92p+1f, -0x1.55b494p-1f),
+                      {{-0x1.413634p-2f, 0x1.c8dcb8p-1f, 0x1.022b9p-4f, -0x1.46198ep-2f}}};
+    // The pair's scale is about 1.7: the distance within 1e-5 of it.
+    const float exact = 8.8357e-8f, tol = 1.7e-5f;
+    carom_distance_result r = carom_gjk_distance(&a, xa, &b, xb, NULL);
+    assert_int_equal(r.state, CAROM_DONE);
+    assert_near(r.distance, exact, tol);
+    r = carom_gjk_distance(&b, xb, &a, xa, NULL);
+    assert_near(r.distance, exact, tol);
+    carom_hull_destroy(&hull);
+}
+
 static void test_sphere_box(void** state) {
     (void)state;
     carom_shape box = carom_box(v3(1, 2, 3)), ball = carom_sphere(0.5f);
@@ -562,6 +600,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sphere_sphere),
         cmocka_unit_test(test_overlap_point_in_both),
+        cmocka_unit_test(test_needle_repeated_support),
         cmocka_unit_test(test_sphere_box),
         cmocka_unit_test(test_box_box_on_axes),
         cmocka_unit_test(test_capsule_capsule),

@@ -203,39 +203,45 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
             out.separated = true;
             break;
         }
+        bool repeated = false;
         if (s->count > 0) {
             // vw/|v| is a lower bound on the distance and |v| an upper one;
             // stop when the gap is within the tolerance, relative to |v| and
             // to float rounding of v.w at the scale of the shapes.
             float gap = vv - vw - CAROM_GJK_RELATIVE_TOLERANCE * vv;
             if (gap <= 8.0f * FLT_EPSILON * v_len * out.scale) break;
-            if (simplex_has_point(s, slot)) break;  // no new support: converged
+            repeated = simplex_has_point(s, slot);
         }
-        gjk_simplex_saved saved;
-        f4 v_new = simplex_push(s, slot, &saved);
-        float vv_new = f4_len2(v_new);
-        float touch = stop_radius + tol * out.scale;
-        if (s->count == 4 || vv_new <= touch * touch) {
-            v = v_new;
-            out.cores_touch = true;
-            break;
-        }
-        if (vv_new < vv) {
-            v = v_new;
-            vv = vv_new;
-            collapsed = false;
-            continue;
+        if (!repeated) {
+            gjk_simplex_saved saved;
+            f4 v_new = simplex_push(s, slot, &saved);
+            float vv_new = f4_len2(v_new);
+            float touch = stop_radius + tol * out.scale;
+            if (s->count == 4 || vv_new <= touch * touch) {
+                v = v_new;
+                out.cores_touch = true;
+                break;
+            }
+            if (vv_new < vv) {
+                v = v_new;
+                vv = vv_new;
+                collapsed = false;
+                continue;
+            }
+            simplex_restore(s, &saved);
         }
         // No progress although the bounds are still apart: rounding in this
-        // simplex (a sliver, or one rebuilt from a cache) hides the descent.
-        // Keep the old simplex. First remedy: keep only its closest point,
-        // as a single vertex (pa and pb are convex combinations of support
-        // points, so pa - pb is a point of the CSO); the next support makes
-        // a well-conditioned segment with it. Curved cores in near contact
-        // otherwise stopped 1.5e-5 short of touching. Second remedy, once:
-        // start afresh from the current direction (a long thin simplex from
-        // a cache stopped 8e-4 high). The closer answer stands.
-        simplex_restore(s, &saved);
+        // simplex (a sliver, or one rebuilt from a cache) hides the descent,
+        // or gives back a support point it already holds (a needle hull
+        // against a point stopped 4e-4 of the scale high, 8,000 times the
+        // true distance). Keep the old simplex. First remedy: keep only its
+        // closest point, as a single vertex (pa and pb are convex
+        // combinations of support points, so pa - pb is a point of the
+        // CSO); the next support makes a well-conditioned segment with it.
+        // Curved cores in near contact otherwise stopped 1.5e-5 short of
+        // touching. Second remedy, once: start afresh from the current
+        // direction (a long thin simplex from a cache stopped 8e-4 high).
+        // The closer answer stands.
         if (!collapsed) {
             collapse_to_point(s);
             collapsed = true;
@@ -252,7 +258,9 @@ static gjk_outcome gjk_cores(gjk_pair* pair, const carom_gjk_cache* cache, gjk_s
             collapsed = false;
             continue;
         }
-        out.at_floor = true;
+        // Remedies spent. A repeated support with the bounds apart is no
+        // sign of float's floor on curved cores: the answer stands as it is.
+        out.at_floor = !repeated;
         break;
     }
     // After a restart the closer of the two answers stands, whichever way
