@@ -212,11 +212,22 @@ bool mid_triangles_intersect(const vec3s a[3], const vec3s b[3]) {
 // The normal is an axis like the others, the triangle's range on it taken
 // over all three corners: a sliver's normal is a little off even in
 // double, and its far corners must not be taken for its first one.
+// Plain comparisons, not fmin/fmax (library calls that must order NaN):
+// the corners are finite.
+static inline double min3(double a, double b, double c) {
+    double m = a < b ? a : b;
+    return m < c ? m : c;
+}
+static inline double max3(double a, double b, double c) {
+    double m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
 static inline void project3(double v[3][3], const double a[3], double* lo, double* hi) {
     double p[3];
     for (int i = 0; i < 3; ++i) p[i] = v[i][0] * a[0] + v[i][1] * a[1] + v[i][2] * a[2];
-    *lo = fmin(p[0], fmin(p[1], p[2]));
-    *hi = fmax(p[0], fmax(p[1], p[2]));
+    *lo = min3(p[0], p[1], p[2]);
+    *hi = max3(p[0], p[1], p[2]);
 }
 
 static inline bool apart_on(double v[3][3], const double h[3], const double a[3]) {
@@ -228,8 +239,8 @@ static inline bool apart_on(double v[3][3], const double h[3], const double a[3]
 
 bool mid_triangle_box_intersect(double v[3][3], const double h[3]) {
     for (int k = 0; k < 3; ++k) {
-        double lo = fmin(v[0][k], fmin(v[1][k], v[2][k]));
-        double hi = fmax(v[0][k], fmax(v[1][k], v[2][k]));
+        double lo = min3(v[0][k], v[1][k], v[2][k]);
+        double hi = max3(v[0][k], v[1][k], v[2][k]);
         if (lo > h[k] || hi < -h[k]) return false;
     }
     double e[3][3];
