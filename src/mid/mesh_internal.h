@@ -287,10 +287,12 @@ static inline int mid_segment_verdict(const f4 a[3], f4 na, f4 a_dist, f4 a_dist
 }
 #endif
 // Closed triangle against the box |x_i| <= half_i, triangle in the box's
-// frame, in double (mid_box_query_triangle takes the corners there). v is
-// not const only because ISO C before C2x refuses a plain double[3][3]
-// argument for a const one; it is never written.
-bool mid_triangle_box_intersect(double v[3][3], const double half[3]);
+// frame, in double (mid_box_query_triangle takes the corners there): its
+// corners v and its edges e[i] = v[i + 1] - v[i], made by the caller from
+// the corners' own differences. v and e are not const only because ISO C
+// before C2x refuses a plain double[3][3] argument for a const one; neither
+// is written.
+bool mid_triangle_box_intersect(double v[3][3], double e[3][3], const double half[3]);
 // Ray p + t d, t in [0, t_max], against a closed triangle from either side.
 // Writes t on a hit.
 bool mid_ray_triangle(vec3s p, vec3s d, const vec3s v[3], float t_max, float* t);

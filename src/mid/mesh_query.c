@@ -34,24 +34,47 @@ bool mid_box_query_init(const carom_mesh* mesh, carom_xform pose, carom_aabb box
     float scale = mesh_scale(mesh) + v3_max_abs(q->center) + v3_max_abs(q->half);
     q->slack = MID_CULL_SLACK * scale;
     if (!isfinite(q->slack) || !carom_vec3_is_valid(q->center)) return false;
+    double from_pose[3];
+    for (int j = 0; j < 3; ++j) {
+        const double lo = box.min.raw[j], hi = box.max.raw[j];
+        from_pose[j] = 0.5 * (lo + hi) - (double)pose.p.raw[j];
+        q->half_d[j] = 0.5 * (hi - lo);
+    }
+    for (int i = 0; i < 3; ++i) {  // rot^T applied: column i of rot
+        q->center_d[i] = (double)q->rot.row[0].raw[i] * from_pose[0] +
+                         (double)q->rot.row[1].raw[i] * from_pose[1] +
+                         (double)q->rot.row[2].raw[i] * from_pose[2];
+    }
     return true;
 }
 
 // The corners are taken from the box's centre and turned into its frame in
 // double: in float a small triangle far from the centre (1e-5 across, 1000
 // away) would round to a segment and be missed however deep in the box.
-bool mid_box_query_triangle(const mid_box_query* q, const vec3s v[3]) {
-    double w[3][3];
-    for (int k = 0; k < 3; ++k) {
-        double d[3];
-        for (int j = 0; j < 3; ++j) d[j] = (double)v[k].raw[j] - (double)q->center.raw[j];
-        for (int i = 0; i < 3; ++i) {
-            const vec3s r = q->rot.row[i];
-            w[k][i] = (double)r.x * d[0] + (double)r.y * d[1] + (double)r.z * d[2];
-        }
+// The edges come from the corners' own differences, so that even a
+// triangle far smaller than its distance from the centre (1e-10 across,
+// 1e9 away, where its corners from the centre coincide in double) keeps
+// its shape and its axes.
+static void box_frame(const mid_box_query* q, const double d[3], double out[3]) {
+    for (int i = 0; i < 3; ++i) {
+        const vec3s r = q->rot.row[i];
+        out[i] = (double)r.x * d[0] + (double)r.y * d[1] + (double)r.z * d[2];
     }
-    const double half[3] = {q->half.x, q->half.y, q->half.z};
-    return mid_triangle_box_intersect(w, half);
+}
+
+bool mid_box_query_triangle(const mid_box_query* q, const vec3s v[3]) {
+    double w[3][3], e[3][3];
+    for (int k = 0; k < 3; ++k) {
+        double d[3], step[3];
+        const vec3s next = v[(k + 1) % 3];
+        for (int j = 0; j < 3; ++j) {
+            d[j] = (double)v[k].raw[j] - q->center_d[j];
+            step[j] = (double)next.raw[j] - (double)v[k].raw[j];
+        }
+        box_frame(q, d, w[k]);
+        box_frame(q, step, e[k]);
+    }
+    return mid_triangle_box_intersect(w, e, q->half_d);
 }
 
 // The query's oriented box against a node's box, on the six face normals.

@@ -237,15 +237,11 @@ static inline bool apart_on(double v[3][3], const double h[3], const double a[3]
     return lo > rad || hi < -rad;
 }
 
-bool mid_triangle_box_intersect(double v[3][3], const double h[3]) {
+bool mid_triangle_box_intersect(double v[3][3], double e[3][3], const double h[3]) {
     for (int k = 0; k < 3; ++k) {
         double lo = min3(v[0][k], v[1][k], v[2][k]);
         double hi = max3(v[0][k], v[1][k], v[2][k]);
         if (lo > h[k] || hi < -h[k]) return false;
-    }
-    double e[3][3];
-    for (int i = 0; i < 3; ++i) {
-        for (int k = 0; k < 3; ++k) e[i][k] = v[(i + 1) % 3][k] - v[i][k];
     }
     const double n[3] = {e[0][1] * e[1][2] - e[0][2] * e[1][1],
                          e[0][2] * e[1][0] - e[0][0] * e[1][2],
