@@ -1151,6 +1151,34 @@ static void test_bad_input(void** state) {
     assert_true(r.state == CAROM_DONE && !r.hit && r.fraction == 1.0f);
 }
 
+// Regression: a cylinder cast onto a triangle 3e-9 across hit 6e-4 of the
+// cast late (0.910113 against the exact 0.909497, from a double bisection)
+// with a normal 0.998 long. The probe along a stalled face's normal was
+// that face's raw cross product, whose squared length was a float denormal
+// (about 1e-42), so its length, the clip step and the normal were off. The
+// probe is now scaled to a largest component of one. Found by fuzzing.
+static void test_cast_thin_face_at_tiny_scale(void** state) {
+    (void)state;
+    carom_shape tri = carom_triangle(v3(-0x1.68ac18p-34f, 0x1.7bd74ep-33f, 0x1.257098p-37f),
+                                     v3(0x1.13f03cp-35f, -0x1.50cd7p-34f, -0x1.83f39ap-35f),
+                                     v3(-0x1.4622f8p-35f, -0x1.44401cp-32f, 0x1.055d68p-35f));
+    carom_shape cylinder = carom_cylinder(0x1.5d5b64p-32f, 0x1.daac4ap-33f);
+    carom_xform at_tri = {v3(0x1.d9ae9ep-37f, -0x1.3708e8p-32f, -0x1.5af6d2p-33f),
+                          {{-0x1.44a084p-3f, -0x1.34b0c8p-1f, 0x1.0224bap-1f, -0x1.31fd5ap-1f}}};
+    carom_xform at_cylinder = {v3(0x1.0628d6p-31f, 0x1.2930dep-32f, -0x1.eb0c52p-31f),
+                               {{-0x1.79249ep-2f, 0x1.66f39p-1f, 0x1.679546p-2f, -0x1.ff8598p-2f}}};
+    vec3s move = v3(-0x1.7e17e4p-31f, -0x1.98c84ep-32f, 0x1.2199cp-31f);
+    carom_cast_result r = carom_gjk_shape_cast(&cylinder, at_cylinder, move, &tri, at_tri);
+    assert_int_equal(r.state, CAROM_DONE);
+    assert_true(r.hit);
+    const float exact = 0.909496981f;
+    if (!(r.fraction <= exact + 1e-6f && r.fraction >= exact - 1e-4f)) {
+        fail_msg("fraction %.9f, exact %.9f", (double)r.fraction, (double)exact);
+    }
+    float len = sqrtf(v3_len2(r.normal));
+    if (!(fabsf(len - 1.0f) <= 1e-5f)) fail_msg("normal %.7f long", (double)len);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ray_sphere),
@@ -1173,6 +1201,7 @@ int main(void) {
         cmocka_unit_test(test_curved_vs_polygons),
         cmocka_unit_test(test_regression_faceted_stalls),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_cast_thin_face_at_tiny_scale),
     };
     // CAROM_TEST_FILTER=pattern runs only the matching tests.
     if (getenv("CAROM_TEST_FILTER")) cmocka_set_test_filter(getenv("CAROM_TEST_FILTER"));

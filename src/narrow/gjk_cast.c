@@ -86,8 +86,13 @@ static bool face_normal(const gjk_simplex* s, f4* out) {
         if (s->mask & (1u << i)) q[k++] = s->w[i];
     }
     f4 n = f4_cross(q[1] - q[0], q[2] - q[0]);
-    float len2 = f4_len2(n);
-    if (!(len2 > 0.0f) || !(len2 <= FLT_MAX)) return false;
+    // Scaled to a largest component of one: a thin face's cross product
+    // can be so small that its squared length is a float denormal (4e-43
+    // seen on a face 3e-9 across), and the length the caller takes of it
+    // then misses by percents (a hit late, a normal 0.998 long).
+    float m = f4_max3(f4_abs(n));
+    if (!(m > 0.0f) || !(m <= FLT_MAX)) return false;
+    n = n * (1.0f / m);
     *out = f4_dot(n, q[0]) >= 0.0f ? n : -n;
     return true;
 }
