@@ -80,4 +80,17 @@ static inline vec3s rot_apply_transposed(const carom_rot* r, vec3s v) {
 }
 carom_rot carom_rot_from_quat(versors q);
 
+// conj(a) b: b's rotation seen from a's frame. Each component of the vector
+// part is a difference of like products, so it is exactly zero when a == b
+// (cglm's vector form does not cancel exactly): two equal poses are exactly
+// one frame.
+static inline versors carom_quat_relative(versors a, versors b) {
+    versors r;
+    r.x = (a.w * b.x - a.x * b.w) - (a.y * b.z - a.z * b.y);
+    r.y = (a.w * b.y - a.y * b.w) - (a.z * b.x - a.x * b.z);
+    r.z = (a.w * b.z - a.z * b.w) - (a.x * b.y - a.y * b.x);
+    r.w = a.w * b.w + a.x * b.x + a.y * b.y + a.z * b.z;
+    return r;
+}
+
 #endif

@@ -26,7 +26,7 @@ static bool cast_init(const carom_mesh* mesh, carom_xform pose, const carom_shap
     versors q = glms_quat_normalize(pose.q);
     c->rot = carom_rot_from_quat(q);
     c->relative.p = rot_apply_transposed(&c->rot, v3_sub(shape_pose.p, pose.p));
-    c->relative.q = glms_quat_mul(glms_quat_conjugate(q), shape_pose.q);
+    c->relative.q = carom_quat_relative(q, shape_pose.q);
     c->translation = rot_apply_transposed(&c->rot, translation);
     carom_aabb box = carom_shape_aabb(shape, c->relative);
     if (!carom_aabb_is_valid(box) || !carom_vec3_is_valid(c->relative.p)) return false;

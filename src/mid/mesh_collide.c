@@ -11,18 +11,6 @@ static float mesh_scale(const carom_mesh* m) {
     return carom_maxf(v3_max_abs(m->bounds.min), v3_max_abs(m->bounds.max));
 }
 
-// conj(a) b, the rotation from b's frame into a's, written so that each
-// component of the vector part is a difference of like products: exactly
-// zero when a == b (cglm's vector form does not cancel exactly).
-static versors quat_relative(versors a, versors b) {
-    versors r;
-    r.x = (a.w * b.x - a.x * b.w) - (a.y * b.z - a.z * b.y);
-    r.y = (a.w * b.y - a.y * b.w) - (a.z * b.x - a.x * b.z);
-    r.z = (a.w * b.z - a.z * b.w) - (a.x * b.y - a.y * b.x);
-    r.w = a.w * b.w + a.x * b.x + a.y * b.y + a.z * b.z;
-    return r;
-}
-
 bool mid_pair_frame_init(const carom_mesh* a, carom_xform pose_a, const carom_mesh* b,
                          carom_xform pose_b, mid_pair_frame* f) {
     if (!carom_xform_is_valid(pose_a) || !carom_xform_is_valid(pose_b)) return false;
@@ -32,7 +20,7 @@ bool mid_pair_frame_init(const carom_mesh* a, carom_xform pose_a, const carom_me
     // mesh against itself at one pose is exactly itself (from the matrices,
     // rounding turned the copy by about 1e-7 and lost most of its pairs with
     // itself).
-    f->rot = carom_rot_from_quat(quat_relative(pose_a.q, pose_b.q));
+    f->rot = carom_rot_from_quat(carom_quat_relative(pose_a.q, pose_b.q));
     f->trans = rot_apply_transposed(&ra, v3_sub(pose_b.p, pose_a.p));
     for (int j = 0; j < 3; ++j) {
         f->col[j] = f4_make(f->rot.row[0].raw[j], f->rot.row[1].raw[j], f->rot.row[2].raw[j]);

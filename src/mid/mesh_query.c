@@ -21,19 +21,9 @@ bool mid_box_query_init(const carom_mesh* mesh, carom_xform pose, carom_aabb box
                         mid_box_query* q) {
     if (!carom_xform_is_valid(pose) || !carom_aabb_is_valid(box)) return false;
     q->rot = carom_rot_from_quat(pose.q);
-    vec3s center = v3_scale(v3_add(box.min, box.max), 0.5f);
-    q->half = v3_scale(v3_sub(box.max, box.min), 0.5f);
-    // Mesh-frame centre; the box's axes in the mesh frame are the rows of rot.
-    q->center = rot_apply_transposed(&q->rot, v3_sub(center, pose.p));
-    for (int i = 0; i < 3; ++i) {
-        q->abs_row[i] = v3_abs(q->rot.row[i]);
-    }
-    // Along mesh axis i the box reaches sum_k |rot_ki| half_k.
-    q->extent = rot_apply_transposed(&(carom_rot){{q->abs_row[0], q->abs_row[1], q->abs_row[2]}},
-                                     q->half);
-    float scale = mesh_scale(mesh) + v3_max_abs(q->center) + v3_max_abs(q->half);
-    q->slack = MID_CULL_SLACK * scale;
-    if (!isfinite(q->slack) || !carom_vec3_is_valid(q->center)) return false;
+    // Mesh-frame centre and half extents in double for the leaf test, and
+    // rounded to float for the node culls; the box's axes in the mesh frame
+    // are the rows of rot.
     double from_pose[3];
     for (int j = 0; j < 3; ++j) {
         const double lo = box.min.raw[j], hi = box.max.raw[j];
@@ -45,6 +35,17 @@ bool mid_box_query_init(const carom_mesh* mesh, carom_xform pose, carom_aabb box
                          (double)q->rot.row[1].raw[i] * from_pose[1] +
                          (double)q->rot.row[2].raw[i] * from_pose[2];
     }
+    q->center = v3((float)q->center_d[0], (float)q->center_d[1], (float)q->center_d[2]);
+    q->half = v3((float)q->half_d[0], (float)q->half_d[1], (float)q->half_d[2]);
+    for (int i = 0; i < 3; ++i) {
+        q->abs_row[i] = v3_abs(q->rot.row[i]);
+    }
+    // Along mesh axis i the box reaches sum_k |rot_ki| half_k.
+    q->extent = rot_apply_transposed(&(carom_rot){{q->abs_row[0], q->abs_row[1], q->abs_row[2]}},
+                                     q->half);
+    float scale = mesh_scale(mesh) + v3_max_abs(q->center) + v3_max_abs(q->half);
+    q->slack = MID_CULL_SLACK * scale;
+    if (!isfinite(q->slack) || !carom_vec3_is_valid(q->center)) return false;
     return true;
 }
 

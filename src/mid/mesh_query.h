@@ -16,9 +16,10 @@ typedef struct mid_box_query {
     vec3s half;
     vec3s extent;  // the box's half extents along the mesh's axes
     float slack;
-    // Centre (mesh frame) and half extents again in double, for the leaf
-    // test: a box far longer than its distance from a triangle keeps its
-    // near face (in float, y in [-3.6e8, 5] came out as [-3.6e8, 0]).
+    // Centre (mesh frame) and half extents in double, for the leaf test
+    // (center and half are them rounded): a box far longer than its
+    // distance from a triangle keeps its near face (in float, y in
+    // [-3.6e8, 5] came out as [-3.6e8, 0]).
     double center_d[3], half_d[3];
 } mid_box_query;
 
