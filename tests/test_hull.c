@@ -175,6 +175,58 @@ static void test_random_sphere_cloud(void** state) {
     free(pts);
 }
 
+static double dot_double(vec3s a, vec3s b) { return (double)a.x * b.x + (double)a.y * b.y + (double)a.z * b.z; }
+
+// Two cases where comparing the dots of neighbours (each rounded to
+// |v| |d| eps) stopped the climb short: a 1-ulp twin that qhull keeps as a
+// vertex, level with its original along every direction but the nudge's, and
+// the rim of a thin cap, whose neighbours differ by less than that rounding.
+static void test_hill_climbing_twins_and_thin_caps(void** state) {
+    (void)state;
+    vec3s pts[400];
+    for (int n = 33; n <= 40; ++n) {
+        for (int twin = 0; twin < n; ++twin) {
+            for (int i = 0; i < n; ++i) {  // a Fibonacci sphere
+                double z = 1 - 2 * (i + 0.5) / n, r = sqrt(1 - z * z), t = i * 2.399963229728653;
+                pts[i] = v3((float)(r * cos(t)), (float)(r * sin(t)), (float)z);
+            }
+            pts[n] = pts[twin];
+            pts[n].x = nextafterf(pts[twin].x, INFINITY);
+            carom_hull h;
+            assert_int_equal(carom_hull_build(&h, pts, n + 1), CAROM_OK);
+            assert_true(h.vertex_count > CAROM_HULL_SCAN_LIMIT);
+            check_hill_climbing(&h, 1000);
+            carom_hull_destroy(&h);
+        }
+    }
+    ref_rng rng = {7};
+    for (int trial = 0; trial < 20; ++trial) {
+        const int m = 100 + trial * 5;
+        const double half = 0.007 * (1 + trial % 3);
+        double q[4];
+        ref_rng_unit_quat(&rng, q);
+        carom_xform pose = carom_xform_identity();
+        pose.q = (versors){{(float)q[0], (float)q[1], (float)q[2], (float)q[3]}};
+        for (int i = 0; i < 2 * m; ++i) {
+            double t = 2 * M_PI * (i % m) / m;
+            pts[i] = carom_xform_point(pose, v3((float)cos(t), (float)sin(t), (float)(i < m ? half : -half)));
+        }
+        carom_hull h;
+        assert_int_equal(carom_hull_build(&h, pts, 2 * m), CAROM_OK);
+        vec3s cap = carom_xform_vector(pose, v3(0, 0, 1));
+        for (int i = 0; i < 2000; ++i) {  // directions within a few degrees of the cap's normal
+            double tilt = 0.1 * ref_rng_uniform(&rng, 0, 1) * ref_rng_uniform(&rng, 0, 1);
+            vec3s d = v3_add(cap, v3((float)ref_rng_uniform(&rng, -tilt, tilt), (float)ref_rng_uniform(&rng, -tilt, tilt),
+                                     (float)ref_rng_uniform(&rng, -tilt, tilt)));
+            int k = hull_support_index(&h, d, -1);
+            double best = -INFINITY;
+            for (int v = 0; v < h.vertex_count; ++v) best = fmax(best, dot_double(h.vertices[v], d));
+            assert_true(dot_double(h.vertices[k], d) >= best - 1e-6 * sqrt(v3_len2(d)));
+        }
+        carom_hull_destroy(&h);
+    }
+}
+
 static void test_real_meshes(void** state) {
     (void)state;
     const char* names[] = {"meshes/geosphere.off", "meshes/bunny00.off", "meshes/armadillo.off"};
@@ -198,7 +250,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cube_with_interior_points), cmocka_unit_test(test_degenerate_input),
         cmocka_unit_test(test_out_of_memory),             cmocka_unit_test(test_random_sphere_cloud),
-        cmocka_unit_test(test_real_meshes),
+        cmocka_unit_test(test_hill_climbing_twins_and_thin_caps), cmocka_unit_test(test_real_meshes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,22 +84,24 @@ static inline int hull_support_index(const carom_hull* hull, vec3s d, int hint) 
     if (hull->vertex_count <= CAROM_HULL_SCAN_LIMIT) return hull_scan_index(hull, d);
     // A vertex no neighbour of which is further along d is the global
     // maximum of a linear function over a convex polytope, so climbing ends
-    // at the support. Each step strictly increases the dot, so it cannot
-    // cycle; the step count is bounded by the vertex count regardless.
+    // at the support. Each step is taken on the rise along the edge,
+    // (neighbour - vertex) . d, not on a comparison of the two dots: those
+    // round to |v| |d| eps, so twins an ulp apart, or the rim of a thin cap,
+    // look level and the climb stopped short of the top; the rise rounds to
+    // the edge's length instead. The step count is bounded by the vertex
+    // count, so rounding can never make it cycle for ever.
     // Start from the better of the hint (the last answer, often adjacent) and
     // the start map's vertex for d.
     int best = hull->start_map[hull_cell_of(d)];
-    float best_dot = v3_dot(v[best], d);
-    if (hint >= 0 && hint < hull->vertex_count && v3_dot(v[hint], d) > best_dot) {
-        best = hint;
-        best_dot = v3_dot(v[hint], d);
-    }
+    if (hint >= 0 && hint < hull->vertex_count && v3_dot(v3_sub(v[hint], v[best]), d) > 0.0f) best = hint;
     for (int steps = 0; steps < hull->vertex_count; ++steps) {
-        int from = best;
+        const int from = best;
+        const vec3s top = v[from];
+        float rise = 0.0f;
         for (int k = hull->adjacency_first[from]; k < hull->adjacency_first[from + 1]; ++k) {
             int n = hull->adjacency[k];
-            float dot = v3_dot(v[n], d);
-            if (dot > best_dot) best_dot = dot, best = n;
+            float r = v3_dot(v3_sub(v[n], top), d);
+            if (r > rise) rise = r, best = n;
         }
         if (best == from) break;
     }
