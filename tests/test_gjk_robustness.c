@@ -100,6 +100,77 @@ static void test_sliver_tetrahedron_is_not_overlap(void** state) {
     assert_false(carom_gjk_intersect(&cyl, at(0, 0, 0), &box, xb, NULL).overlap);
 }
 
+// Root cause: the tetrahedron's sub-volumes were taken in float, whose
+// rounding (32 eps (largest |p|)^3) swamped the true sub-volumes of a thin
+// tetrahedron, so one enclosing the origin was never counted as inside. A
+// point 0.11 inside a rounded plate 200 across and 0.35 thick ran GJK to its
+// 64 iterations, as did 1.4% of random points inside boxes 0.06 thick and 2
+// to 100 across, for distance and intersection alike.
+static void test_point_inside_thin_plate(void** state) {
+    (void)state;
+    carom_shape pt = carom_point(v3(0x1.b7d7f6p+4f, -0x1.1aa096p+2f, 0x1.03431ap+3f));
+    carom_shape plate = carom_box(v3(0x1.e9a17cp+3f, 0x1.96a29ep+6f, 0x1.6ade04p-3f));
+    plate.radius = 0x1.5dd50ap-10f;
+    carom_xform xa = {v3(0x1.394906p+7f, 0x1.bb165ep+5f, 0x1.3cb234p+7f),
+                      {{-0x1.e72f6cp-2f, 0x1.952cd8p-1f, 0x1.85db22p-2f, 0x1.95a786p-5f}}};
+    carom_xform xb = {v3(0x1.7ef436p+7f, -0x1.40ec8p+4f, 0x1.9916bp+7f),
+                      {{-0x1.af717ep-2f, 0x1.b2c11ap-2f, 0x1.040326p-3f, 0x1.952128p-1f}}};
+    for (int rounded = 0; rounded < 2; ++rounded) {
+        plate.radius = rounded ? 0x1.5dd50ap-10f : 0.0f;
+        carom_distance_result r = carom_gjk_distance(&pt, xa, &plate, xb, NULL);
+        assert_int_equal(r.state, CAROM_DONE);
+        assert_true(r.overlap);
+        carom_intersect_result i = carom_gjk_intersect(&pt, xa, &plate, xb, NULL);
+        assert_int_equal(i.state, CAROM_DONE);
+        assert_true(i.overlap);
+    }
+    ref_rng rng = {31};
+    for (int e = 0; e < 8; ++e) {
+        const double thickness = pow(10.0, -0.5 * e);
+        for (int i = 0; i < 1500; ++i) {
+            vec3s half = v3((float)ref_rng_uniform(&rng, 1, 6), (float)ref_rng_uniform(&rng, 1, 50), (float)thickness);
+            carom_shape box = carom_box(half);
+            double inner = ref_rng_uniform(&rng, 0, 1) < 0.5 ? 0.99 : 0.5;
+            vec3s local = v3((float)(ref_rng_uniform(&rng, -inner, inner) * half.x),
+                             (float)(ref_rng_uniform(&rng, -inner, inner) * half.y),
+                             (float)(ref_rng_uniform(&rng, -inner, inner) * half.z));
+            double q[4];
+            ref_rng_unit_quat(&rng, q);
+            carom_xform pose = {v3((float)ref_rng_uniform(&rng, 0, 100), (float)ref_rng_uniform(&rng, 0, 100),
+                                   (float)ref_rng_uniform(&rng, 0, 100)),
+                                {{(float)q[0], (float)q[1], (float)q[2], (float)q[3]}}};
+            carom_shape inside = carom_point(carom_xform_point(pose, local));
+            carom_distance_result r = carom_gjk_distance(&inside, at(0, 0, 0), &box, pose, NULL);
+            carom_intersect_result b = carom_gjk_intersect(&inside, at(0, 0, 0), &box, pose, NULL);
+            if (r.state != CAROM_DONE || !r.overlap || b.state != CAROM_DONE || !b.overlap) {
+                fail_msg("thickness %g, point %d: distance %s overlap %d, intersect %s overlap %d", thickness, i,
+                         carom_query_state_string(r.state), r.overlap, carom_query_state_string(b.state), b.overlap);
+            }
+        }
+    }
+}
+
+// Root cause: the same float sub-volumes, used as barycentric weights when a
+// thin tetrahedron encloses the origin, put the common point of a point
+// inside a cylinder (scale 4e6) 344 units off the point, the only point of A.
+static void test_overlap_point_of_thin_tetrahedron(void** state) {
+    (void)state;
+    carom_shape pt = carom_point(v3(-0x1.03fa3p+16f, -0x1.5ca604p+15f, 0x1.258dd6p+16f));
+    carom_shape cyl = carom_cylinder(0x1.c8d64ap+17f, 0x1.8d128cp+18f);
+    carom_xform xa = {v3(0x1.a92f8ep+21f, 0x1.034f0ep+21f, -0x1.9e4fc2p+21f),
+                      {{0x1.8357fp-1f, 0x1.221b18p-1f, 0x1.312d6ap-2f, 0x1.112edcp-3f}}};
+    carom_xform xb = {v3(0x1.789252p+21f, 0x1.e940eep+20f, -0x1.a6e4d2p+21f),
+                      {{0x1.4f57c4p-5f, -0x1.81f0dp-5f, 0x1.da9ce2p-1f, -0x1.7ac398p-2f}}};
+    carom_distance_result r = carom_gjk_distance(&pt, xa, &cyl, xb, NULL);
+    assert_int_equal(r.state, CAROM_DONE);
+    assert_true(r.overlap);
+    vec3s p = carom_xform_point(xa, pt.u.point);
+    const double scale = 4e6;
+    assert_near(r.point_a.x, p.x, 1e-6 * scale);
+    assert_near(r.point_a.y, p.y, 1e-6 * scale);
+    assert_near(r.point_a.z, p.z, 1e-6 * scale);
+}
+
 // Root cause: a cache rebuilt a long thin simplex in which rounding hid the
 // descent; GJK stopped at "no progress" 8e-4 (relative) above the true
 // distance and called it done. A stall now restarts once from scratch and
@@ -388,6 +459,8 @@ static void test_warm_equals_cold_on_sequences(void** state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sliver_tetrahedron_is_not_overlap),
+        cmocka_unit_test(test_point_inside_thin_plate),
+        cmocka_unit_test(test_overlap_point_of_thin_tetrahedron),
         cmocka_unit_test(test_stall_from_cache_restarts),
         cmocka_unit_test(test_repeated_points_and_garbage_caches),
         cmocka_unit_test(test_queries_agree_at_contact),

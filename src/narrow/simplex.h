@@ -160,14 +160,18 @@ static void simplex_keep(gjk_simplex* s, const int* slots, int region, const flo
     s->count = k_slots[mask].count;
 }
 
-static float triple(f4 a, f4 b, f4 c) { return f4_dot(a, f4_cross(b, c)); }
+// a . (b x c) in double.
+static double triple_double(const double a[3], const double b[3], const double c[3]) {
+    return a[0] * (b[1] * c[2] - b[2] * c[1]) + a[1] * (b[2] * c[0] - b[0] * c[2]) + a[2] * (b[0] * c[1] - b[1] * c[0]);
+}
 
 // A tetrahedron whose volume is below this fraction of (largest |p|)^3 is
 // flat: its sign says nothing, so it never encloses the origin.
-#define FLAT_TETRAHEDRON 1e-6f
-// Rounding in a triple product of vectors of length s is a few float
-// epsilons times s^3; a sub-volume within this many of zero has no sign.
-#define SUBVOLUME_NOISE (32.0f * FLT_EPSILON)
+#define FLAT_TETRAHEDRON 1e-6
+// Rounding in a double triple product of vectors of length s is a few
+// double epsilons times s^3; a sub-volume within this many of zero has no
+// sign.
+#define SUBVOLUME_NOISE (64.0 * DBL_EPSILON)
 
 // The tetrahedron p[0..3] (slots 0..3). Signed volumes decide: the origin is
 // inside only when all four sub-volumes clearly share the whole volume's
@@ -177,26 +181,35 @@ static float triple(f4 a, f4 b, f4 c) { return f4_dot(a, f4_cross(b, c)); }
 // Deciding "inside" from each face's plane, or from sub-volumes within
 // rounding of zero, called slivers enclosing when they were not: overlap
 // reported for shapes 0.28 (and, near contact, 3e-5) apart.
+//
+// The volumes are taken in double, where the points and their differences
+// are exact. In float their rounding, 32 eps (largest |p|)^3, swamped the
+// true sub-volumes of a thin tetrahedron: a point 0.11 inside a plate 200
+// across and 0.35 thick gave sub-volumes of about 1 against a noise of 33,
+// never counted as inside, and GJK ran its 64 iterations round the plate.
 static void solve_tetrahedron(gjk_simplex* s, const f4 p[4]) {
     static const int faces[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};  // face i is opposite vertex i
-    f4 a = p[0], b = p[1], c = p[2], d = p[3];
-    float volume = triple(b - a, c - a, d - a);
-    float size = sqrtf(max_f(max_f(f4_len2(a), f4_len2(b)), max_f(f4_len2(c), f4_len2(d))));
-    float size3 = size * size * size;
-    bool flat = fabsf(volume) <= FLAT_TETRAHEDRON * size3;
+    double edge[3][3], to_origin[3];
+    for (int k = 0; k < 3; ++k) {
+        for (int i = 0; i < 3; ++i) edge[i][k] = (double)p[i + 1][k] - (double)p[0][k];
+        to_origin[k] = -(double)p[0][k];
+    }
+    double volume = triple_double(edge[0], edge[1], edge[2]);
+    float size = sqrtf(max_f(max_f(f4_len2(p[0]), f4_len2(p[1])), max_f(f4_len2(p[2]), f4_len2(p[3]))));
+    double size3 = (double)size * size * size;
+    bool flat = fabs(volume) <= FLAT_TETRAHEDRON * size3;
     // Sub-volumes with the origin in place of each vertex, signed so that
     // positive means the origin is on the inner side of the opposite face.
-    float sign = volume > 0.0f ? 1.0f : -1.0f;
-    float sub[4];
-    sub[1] = sign * triple(-a, c - a, d - a);
-    sub[2] = sign * triple(b - a, -a, d - a);
-    sub[3] = sign * triple(b - a, c - a, -a);
-    sub[0] = fabsf(volume) - sub[1] - sub[2] - sub[3];
-    const float noise = SUBVOLUME_NOISE * size3;
+    double sign = volume > 0.0 ? 1.0 : -1.0;
+    double sub[4];
+    sub[1] = sign * triple_double(to_origin, edge[1], edge[2]);
+    sub[2] = sign * triple_double(edge[0], to_origin, edge[2]);
+    sub[3] = sign * triple_double(edge[0], edge[1], to_origin);
+    sub[0] = fabs(volume) - sub[1] - sub[2] - sub[3];
+    const double noise = SUBVOLUME_NOISE * size3;
     bool inside = !flat && sub[0] > noise && sub[1] > noise && sub[2] > noise && sub[3] > noise;
     if (inside) {
-        float inv = 1.0f / fabsf(volume);
-        for (int i = 0; i < 4; ++i) s->bary[i] = sub[i] * inv;
+        for (int i = 0; i < 4; ++i) s->bary[i] = (float)(sub[i] / fabs(volume));
         return;
     }
     float best_d2 = FLT_MAX, best_w[3] = {1.0f, 0.0f, 0.0f};
