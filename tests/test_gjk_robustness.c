@@ -171,6 +171,28 @@ static void test_overlap_point_of_thin_tetrahedron(void** state) {
     assert_near(r.point_a.z, p.z, 1e-6 * scale);
 }
 
+// Root cause: the pair's scale, on which every tolerance rests, bounded an
+// affine shape by the Frobenius norm of its map times the child's extent. A
+// plate turned edge-on and shrunk by its map, a cube 0.002 across, was taken
+// for a shape 1.4 across, so a point 5e-7 from it (about 200 touch
+// tolerances of the true scale) touched.
+static void test_affine_scale_from_the_child_axes(void** state) {
+    (void)state;
+    carom_shape plate = carom_box(v3(1, 1, 1e-3f));
+    mat3s edge_on = {.col = {v3(0, 1e-3f, 0), v3(0, 0, 1e-3f), v3(1, 0, 0)}};  // z -> x, x and y shrunk
+    carom_shape cube = carom_affine(&plate, edge_on, v3(0, 0, 0));
+    for (int side = 0; side < 2; ++side) {
+        carom_shape pt = carom_point(v3(side ? -1e-3f - 5e-7f : 1e-3f + 5e-7f, 2e-4f, -3e-4f));
+        double want = fabs((double)pt.u.point.x) - 1e-3;
+        carom_distance_result r = carom_gjk_distance(&cube, at(0, 0, 0), &pt, at(0, 0, 0), NULL);
+        assert_int_equal(r.state, CAROM_DONE);
+        assert_false(r.overlap);
+        assert_near(r.distance, want, 1e-9);
+        assert_false(carom_gjk_intersect(&cube, at(0, 0, 0), &pt, at(0, 0, 0), NULL).overlap);
+        assert_false(carom_gjk_intersect(&pt, at(0, 0, 0), &cube, at(0, 0, 0), NULL).overlap);
+    }
+}
+
 // Root cause: a cache rebuilt a long thin simplex in which rounding hid the
 // descent; GJK stopped at "no progress" 8e-4 (relative) above the true
 // distance and called it done. A stall now restarts once from scratch and
@@ -461,6 +483,7 @@ int main(void) {
         cmocka_unit_test(test_sliver_tetrahedron_is_not_overlap),
         cmocka_unit_test(test_point_inside_thin_plate),
         cmocka_unit_test(test_overlap_point_of_thin_tetrahedron),
+        cmocka_unit_test(test_affine_scale_from_the_child_axes),
         cmocka_unit_test(test_stall_from_cache_restarts),
         cmocka_unit_test(test_repeated_points_and_garbage_caches),
         cmocka_unit_test(test_queries_agree_at_contact),
