@@ -227,6 +227,45 @@ static void test_hill_climbing_twins_and_thin_caps(void** state) {
     }
 }
 
+// qhull, exact in double, keeps points a float ulp apart as two vertices;
+// their sliver faces came out crossed or clockwise, with V - E + F != 2.
+// The build welds them: a cloud with twins gives the hull of the cloud.
+static void test_twin_vertices_are_welded(void** state) {
+    (void)state;
+    enum { N = 60 };
+    vec3s pts[2 * N];
+    ref_rng rng = {11};
+    for (int trial = 0; trial < 200; ++trial) {
+        double scale = pow(10.0, ref_rng_uniform(&rng, -3, 3));
+        for (int i = 0; i < N; ++i) {
+            double q[4];
+            ref_rng_unit_quat(&rng, q);
+            double len = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+            pts[i] = v3((float)(scale * q[0] / len), (float)(scale * q[1] / len), (float)(scale * q[2] / len));
+        }
+        carom_hull plain;
+        assert_int_equal(carom_hull_build(&plain, pts, N), CAROM_OK);
+        int twins = 1 + trial % N;
+        for (int i = 0; i < twins; ++i) {  // each a step of an ulp or two from a point, in one or more coordinates
+            vec3s t = pts[ref_rng_next(&rng) % N];
+            float* c[3] = {&t.x, &t.y, &t.z};
+            for (int k = 0; k < 3; ++k) {
+                unsigned steps = (unsigned)(ref_rng_next(&rng) % 5);  // 0..2 ulps up or down
+                for (unsigned u = 0; u < steps / 2 + (steps & 1); ++u) *c[k] = nextafterf(*c[k], (steps & 1) ? INFINITY : -INFINITY);
+            }
+            pts[N + i] = t;
+        }
+        carom_hull h;
+        assert_int_equal(carom_hull_build(&h, pts, N + twins), CAROM_OK);
+        check_hull_invariants(&h);
+        assert_int_equal(h.vertex_count, plain.vertex_count);
+        assert_int_equal(h.face_count, plain.face_count);
+        check_hill_climbing(&h, 200);
+        carom_hull_destroy(&h);
+        carom_hull_destroy(&plain);
+    }
+}
+
 static void test_real_meshes(void** state) {
     (void)state;
     const char* names[] = {"meshes/geosphere.off", "meshes/bunny00.off", "meshes/armadillo.off"};
@@ -250,7 +289,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cube_with_interior_points), cmocka_unit_test(test_degenerate_input),
         cmocka_unit_test(test_out_of_memory),             cmocka_unit_test(test_random_sphere_cloud),
-        cmocka_unit_test(test_hill_climbing_twins_and_thin_caps), cmocka_unit_test(test_real_meshes),
+        cmocka_unit_test(test_hill_climbing_twins_and_thin_caps), cmocka_unit_test(test_twin_vertices_are_welded),
+        cmocka_unit_test(test_real_meshes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

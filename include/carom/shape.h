@@ -90,12 +90,16 @@ typedef struct carom_hull {
 /// default precision handling: facets coplanar to within rounding (about
 /// 1e-15 of the cloud's extent, in double) are merged into polygons, and
 /// points that close to a face count as on it. Noisier input keeps its
-/// small facets; merge it first if fewer faces are wanted.
+/// small facets; merge it first if fewer faces are wanted. Vertices within
+/// four float epsilons of the hull's size, or one of its largest coordinate,
+/// of each other in every coordinate are welded into one (qhull, exact in
+/// double, keeps them apart, and their sliver faces do not survive float).
 ///
 /// Returns CAROM_OK; CAROM_ERR_INVALID_ARG when `hull` or `points` is NULL,
 /// count < 0, or a coordinate is NaN, infinite or beyond
 /// CAROM_MAX_COORDINATE; CAROM_ERR_DEGENERATE when fewer than 4 points are
-/// distinct or all are coplanar (use a triangle, segment or point shape);
+/// distinct or all are coplanar, after welding (use a triangle, segment or
+/// point shape);
 /// CAROM_ERR_OUT_OF_MEMORY when the allocator fails. On any error `*hull` is
 /// zeroed and nothing leaks. qhull's own scratch memory during the build
 /// comes from the C library, not the carom allocator.

@@ -1,6 +1,7 @@
 // Convex hulls from point clouds: qhull finds the facets, this file turns
 // them into what carom's queries need — face polygons in ring order, face
 // planes, unique edge directions and vertex adjacency — in one allocation.
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,15 +254,8 @@ static carom_status pack(carom_hull* hull, const hull_draft* d) {
     return CAROM_OK;
 }
 
-carom_status carom_hull_build(carom_hull* hull, const vec3s* points, int count) {
-    if (!hull) return CAROM_ERR_INVALID_ARG;
-    memset(hull, 0, sizeof *hull);
-    if (!points || count < 0) return CAROM_ERR_INVALID_ARG;
-    for (int i = 0; i < count; ++i) {
-        if (!carom_vec3_is_valid(points[i])) return CAROM_ERR_INVALID_ARG;
-    }
-    if (count < 4) return CAROM_ERR_DEGENERATE;
-
+// The convex hull of the points as a draft: qhull runs, its facets are read.
+static carom_status draft_from_points(const vec3s* points, int count, hull_draft* draft) {
     double* coords = carom_alloc(sizeof(double) * 3 * (size_t)count);
     qhT* qh = carom_alloc(sizeof(qhT));
     if (!coords || !qh) {
@@ -275,14 +269,12 @@ carom_status carom_hull_build(carom_hull* hull, const vec3s* points, int count) 
     FILE* sink = fopen("/dev/null", "w");
     int exitcode = run_qhull(qh, points, count, coords, sink ? sink : stderr);
     carom_status status;
-    hull_draft draft;
-    memset(&draft, 0, sizeof draft);
     if (exitcode == qh_ERRmem) {
         status = CAROM_ERR_OUT_OF_MEMORY;
     } else if (exitcode != qh_ERRnone) {
         status = CAROM_ERR_DEGENERATE;  // flat, too few distinct points, or precision
     } else {
-        status = read_qhull(qh, count, points, &draft);
+        status = read_qhull(qh, count, points, draft);
     }
     int curlong, totlong;
     qh_freeqhull(qh, !qh_ALL);
@@ -290,8 +282,86 @@ carom_status carom_hull_build(carom_hull* hull, const vec3s* points, int count) 
     if (sink) fclose(sink);
     carom_free(qh);
     carom_free(coords);
+    if (status == CAROM_OK && draft->vertex_count < 4) status = CAROM_ERR_DEGENERATE;
+    return status;
+}
 
-    if (status == CAROM_OK && draft.vertex_count < 4) status = CAROM_ERR_DEGENERATE;
+typedef struct sweep_item {
+    float x;
+    int vertex;
+} sweep_item;
+
+static int compare_sweep(const void* p, const void* q) {
+    float a = ((const sweep_item*)p)->x, b = ((const sweep_item*)q)->x;
+    return (a > b) - (a < b);
+}
+
+// Keeps, of every group of vertices within `tolerance` of each other in each
+// coordinate, the first met in a sweep along x; writes the kept ones to
+// `kept` and returns their count, or -1 when out of memory.
+static int weld_vertices(const vec3s* v, int n, float tolerance, vec3s* kept) {
+    sweep_item* order = carom_alloc(sizeof(sweep_item) * (size_t)n);
+    bool* dropped = carom_alloc(sizeof(bool) * (size_t)n);
+    if (!order || !dropped) {
+        carom_free(order);
+        carom_free(dropped);
+        return -1;
+    }
+    for (int i = 0; i < n; ++i) order[i] = (sweep_item){v[i].x, i}, dropped[i] = false;
+    qsort(order, (size_t)n, sizeof *order, compare_sweep);
+    int count = 0;
+    for (int i = 0; i < n; ++i) {
+        int a = order[i].vertex;
+        if (dropped[a]) continue;
+        kept[count++] = v[a];
+        // Hull vertices share an x only along a face's rim, so the window
+        // holds few of them.
+        for (int j = i + 1; j < n && order[j].x - order[i].x <= tolerance; ++j) {
+            int b = order[j].vertex;
+            dropped[b] = dropped[b] || (fabsf(v[b].y - v[a].y) <= tolerance && fabsf(v[b].z - v[a].z) <= tolerance);
+        }
+    }
+    carom_free(order);
+    carom_free(dropped);
+    return count;
+}
+
+carom_status carom_hull_build(carom_hull* hull, const vec3s* points, int count) {
+    if (!hull) return CAROM_ERR_INVALID_ARG;
+    memset(hull, 0, sizeof *hull);
+    if (!points || count < 0) return CAROM_ERR_INVALID_ARG;
+    for (int i = 0; i < count; ++i) {
+        if (!carom_vec3_is_valid(points[i])) return CAROM_ERR_INVALID_ARG;
+    }
+    if (count < 4) return CAROM_ERR_DEGENERATE;
+
+    hull_draft draft;
+    memset(&draft, 0, sizeof draft);
+    carom_status status = draft_from_points(points, count, &draft);
+    if (status == CAROM_OK) {
+        // qhull, exact in double, keeps vertices a float ulp apart as two.
+        // Such twins make slivers of faces whose rings come out crossed or
+        // clockwise once the faces are ordered in float, and edges that do
+        // not close (V - E + F != 2). Weld vertices within a few ulps of the
+        // hull's size, or one of its largest coordinate, then take the hull
+        // of what is left: the shape moves by less than float can tell.
+        vec3s lo = draft.vertices[0], hi = draft.vertices[0];
+        for (int i = 1; i < draft.vertex_count; ++i) {
+            lo = v3_min(lo, draft.vertices[i]);
+            hi = v3_max(hi, draft.vertices[i]);
+        }
+        float tolerance = fmaxf(4.0f * FLT_EPSILON * v3_max_abs(v3_sub(hi, lo)),
+                                FLT_EPSILON * fmaxf(v3_max_abs(lo), v3_max_abs(hi)));
+        vec3s* kept = carom_alloc(sizeof(vec3s) * (size_t)draft.vertex_count);
+        int kept_count = kept ? weld_vertices(draft.vertices, draft.vertex_count, tolerance, kept) : -1;
+        if (kept_count < 0) {
+            status = CAROM_ERR_OUT_OF_MEMORY;
+        } else if (kept_count < draft.vertex_count) {
+            draft_free(&draft);
+            status = kept_count < 4 ? CAROM_ERR_DEGENERATE : draft_from_points(kept, kept_count, &draft);
+        }
+        carom_free(kept);
+    }
     if (status == CAROM_OK) status = pack(hull, &draft);
     draft_free(&draft);
     if (status != CAROM_OK) memset(hull, 0, sizeof *hull);
