@@ -21,6 +21,11 @@ static void assert_near(double got, double want, double tol) {
     if (!(fabs(got - want) <= tol)) fail_msg("got %.9g, want %.9g (tol %.3g)", got, want, tol);
 }
 
+static double gap_between(vec3s a, vec3s b) {
+    double dx = (double)a.x - b.x, dy = (double)a.y - b.y, dz = (double)a.z - b.z;
+    return sqrt(dx * dx + dy * dy + dz * dz);
+}
+
 static bool vec_is_finite(vec3s v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
 
 // --- the reference for primitives ------------------------------------------------
@@ -191,6 +196,36 @@ static void test_affine_scale_from_the_child_axes(void** state) {
         assert_false(carom_gjk_intersect(&cube, at(0, 0, 0), &pt, at(0, 0, 0), NULL).overlap);
         assert_false(carom_gjk_intersect(&pt, at(0, 0, 0), &cube, at(0, 0, 0), NULL).overlap);
     }
+}
+
+// Root cause: the triangle's region tests ran in float. On a long cone's
+// side the simplex is a sliver (an apex 270 away, rim points 1 apart), whose
+// products of dot products round to more than their differences; GJK
+// stalled at 0.0772 against a sheared capsule 0.0189 away (2.4e-4 of the
+// scale, 24 times what narrow.h allows a stall) and answered 0.0195 with the
+// shapes swapped. The projection onto a sliver's plane, in float, could move
+// the point towards the origin by up to 64 eps of its size as well.
+static void test_sliver_on_a_long_cone(void** state) {
+    (void)state;
+    carom_shape capsule = carom_segment(v3(-0x1.6db6f6p-15f, 0x1.242f54p-13f, -0x1.dfe83ap-13f),
+                                        v3(0x1.6db6f6p-15f, -0x1.242f54p-13f, 0x1.dfe83ap-13f));
+    capsule.radius = 0x1.e20a38p-3f;
+    mat3s shear = {.col = {v3(1, 0, -0x1.38fdfep+2f), v3(0, 1, 0), v3(0, 0, 1)}};
+    carom_shape a = carom_affine(&capsule, shear, v3(0x1.adae22p-1f, 0x1.848fd8p+2f, 0x1.001d32p+2f));
+    carom_shape b = carom_cone(0x1.1e3b22p+7f, 0x1.37f88p+0f);
+    carom_xform xa = {v3(-0x1.aeb2d4p+4f, -0x1.076cd2p+8f, -0x1.2bf3e8p+6f),
+                      {{0x1.910ae2p-2f, 0x1.c90556p-1f, 0x1.c5b8b4p-3f, -0x1.c5622ap-6f}}};
+    carom_xform xb = {v3(0x1.5bab46p+2f, -0x1.9ef814p+7f, -0x1.0e7bdap+7f),
+                      {{0x1.811eecp-2f, -0x1.d85c9cp-5f, -0x1.4b7d9p-2f, 0x1.bb886cp-1f}}};
+    const double exact = 0.018893, scale = 239;  // a double GJK certified by its lower bound
+    carom_distance_result ab = carom_gjk_distance(&a, xa, &b, xb, NULL);
+    carom_distance_result ba = carom_gjk_distance(&b, xb, &a, xa, NULL);
+    assert_int_equal(ab.state, CAROM_DONE);
+    assert_int_equal(ba.state, CAROM_DONE);
+    assert_near(ab.distance, exact, 1e-6 * scale);
+    assert_near(ba.distance, exact, 1e-6 * scale);
+    // The gap between the witness points is the distance.
+    assert_near(gap_between(ab.point_a, ab.point_b), ab.distance, 1e-6 * scale);
 }
 
 // Root cause: a cache rebuilt a long thin simplex in which rounding hid the
@@ -484,6 +519,7 @@ int main(void) {
         cmocka_unit_test(test_point_inside_thin_plate),
         cmocka_unit_test(test_overlap_point_of_thin_tetrahedron),
         cmocka_unit_test(test_affine_scale_from_the_child_axes),
+        cmocka_unit_test(test_sliver_on_a_long_cone),
         cmocka_unit_test(test_stall_from_cache_restarts),
         cmocka_unit_test(test_repeated_points_and_garbage_caches),
         cmocka_unit_test(test_queries_agree_at_contact),

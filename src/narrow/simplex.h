@@ -1,8 +1,8 @@
 // The GJK simplex machinery shared by GJK distance/intersection (gjk.c) and
 // the GJK ray and shape casts (gjk_cast.c): the four-slot simplex, the pair
 // in A's frame with its four-lane support, the closest-point sub-algorithm
-// (signed volumes, rescaled) and the relative pose. Moved here verbatim from
-// gjk.c; every function is used by both files.
+// (signed volumes, rescaled) and the relative pose. Every function is used
+// by both files.
 //
 // The functions stay plain `static`, not `static inline`: gjk.c compiles to
 // the same code as when they were its own (an `inline` hint would change
@@ -111,39 +111,54 @@ static int closest_on_flat_triangle(f4 a, f4 b, f4 c, float w[3]) {
     return best_mask;
 }
 
-static int closest_on_triangle(f4 a, f4 b, f4 c, float w[3]) {
-    f4 ab = b - a, ac = c - a;
+static double dot_double(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+static void cross_double(const double a[3], const double b[3], double out[3]) {
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+// In double: on a sliver (a long cone's side: an apex 270 away, two rim
+// points 1 apart) the products of dot products below round in float to more
+// than the differences they are taken for.
+static int closest_on_triangle(f4 fa, f4 fb, f4 fc, float w[3]) {
+    double a[3], ab[3], ac[3], b[3], c[3];
+    for (int k = 0; k < 3; ++k) {
+        a[k] = fa[k], b[k] = fb[k], c[k] = fc[k];
+        ab[k] = b[k] - a[k], ac[k] = c[k] - a[k];
+    }
     w[0] = w[1] = w[2] = 0.0f;
-    float d1 = -f4_dot(ab, a), d2 = -f4_dot(ac, a);
-    if (d1 <= 0.0f && d2 <= 0.0f) return w[0] = 1.0f, 1;
-    float d3 = -f4_dot(ab, b), d4 = -f4_dot(ac, b);
-    if (d3 >= 0.0f && d4 <= d3) return w[1] = 1.0f, 2;
-    float vc = d1 * d4 - d3 * d2;
-    if (vc <= 0.0f && d1 >= 0.0f && d3 <= 0.0f) {
-        float t = ratio_or_zero(d1, d1 - d3);
-        return w[0] = 1.0f - t, w[1] = t, 3;
+    double d1 = -dot_double(ab, a), d2 = -dot_double(ac, a);
+    if (d1 <= 0.0 && d2 <= 0.0) return w[0] = 1.0f, 1;
+    double d3 = -dot_double(ab, b), d4 = -dot_double(ac, b);
+    if (d3 >= 0.0 && d4 <= d3) return w[1] = 1.0f, 2;
+    double vc = d1 * d4 - d3 * d2;
+    if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) {
+        double t = d1 - d3 > 0.0 ? d1 / (d1 - d3) : 0.0;
+        return w[0] = (float)(1.0 - t), w[1] = (float)t, 3;
     }
-    float d5 = -f4_dot(ab, c), d6 = -f4_dot(ac, c);
-    if (d6 >= 0.0f && d5 <= d6) return w[2] = 1.0f, 4;
-    float vb = d5 * d2 - d1 * d6;
-    if (vb <= 0.0f && d2 >= 0.0f && d6 <= 0.0f) {
-        float t = ratio_or_zero(d2, d2 - d6);
-        return w[0] = 1.0f - t, w[2] = t, 5;
+    double d5 = -dot_double(ab, c), d6 = -dot_double(ac, c);
+    if (d6 >= 0.0 && d5 <= d6) return w[2] = 1.0f, 4;
+    double vb = d5 * d2 - d1 * d6;
+    if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) {
+        double t = d2 - d6 > 0.0 ? d2 / (d2 - d6) : 0.0;
+        return w[0] = (float)(1.0 - t), w[2] = (float)t, 5;
     }
-    float va = d3 * d6 - d5 * d4;
-    if (va <= 0.0f && d4 - d3 >= 0.0f && d5 - d6 >= 0.0f) {
-        float t = ratio_or_zero(d4 - d3, (d4 - d3) + (d5 - d6));
-        return w[1] = 1.0f - t, w[2] = t, 6;
+    double va = d3 * d6 - d5 * d4;
+    if (va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0) {
+        double t = (d4 - d3) + (d5 - d6) > 0.0 ? (d4 - d3) / ((d4 - d3) + (d5 - d6)) : 0.0;
+        return w[1] = (float)(1.0 - t), w[2] = (float)t, 6;
     }
-    float sum = va + vb + vc;
+    double sum = va + vb + vc;
     // In exact arithmetic sum > 0 here; rounding on a sliver triangle can
     // leave it zero or negative, and then its edges decide.
-    if (!(sum > 0.0f)) return closest_on_flat_triangle(a, b, c, w);
+    if (!(sum > 0.0)) return closest_on_flat_triangle(fa, fb, fc, w);
     // Rounding can leave one weight slightly negative here; clamp it, so
     // that the witness points stay on the shapes.
-    va = max_f(va, 0.0f), vb = max_f(vb, 0.0f), vc = max_f(vc, 0.0f);
-    float inv = 1.0f / (va + vb + vc);
-    w[0] = va * inv, w[1] = vb * inv, w[2] = vc * inv;
+    va = va > 0.0 ? va : 0.0, vb = vb > 0.0 ? vb : 0.0, vc = vc > 0.0 ? vc : 0.0;
+    double inv = 1.0 / (va + vb + vc);
+    w[0] = (float)(va * inv), w[1] = (float)(vb * inv), w[2] = (float)(vc * inv);
     return 7;
 }
 
@@ -160,9 +175,10 @@ static void simplex_keep(gjk_simplex* s, const int* slots, int region, const flo
     s->count = k_slots[mask].count;
 }
 
-// a . (b x c) in double.
 static double triple_double(const double a[3], const double b[3], const double c[3]) {
-    return a[0] * (b[1] * c[2] - b[2] * c[1]) + a[1] * (b[2] * c[0] - b[0] * c[2]) + a[2] * (b[0] * c[1] - b[1] * c[0]);
+    double b_x_c[3];
+    cross_double(b, c, b_x_c);
+    return dot_double(a, b_x_c);
 }
 
 // A tetrahedron whose volume is below this fraction of (largest |p|)^3 is
@@ -228,6 +244,33 @@ static void solve_tetrahedron(gjk_simplex* s, const f4 p[4]) {
     simplex_keep(s, faces[best_face], best_region, best_w);
 }
 
+// The origin's foot on the line through q[0], q[1] (k = 2) or the plane
+// through q[0..2] (k = 3), in double; `fallback` when they are degenerate.
+static f4 project_origin(const f4 q[3], int k, f4 fallback) {
+    double a[3], ab[3], ac[3], foot[3];
+    for (int i = 0; i < 3; ++i) {
+        a[i] = q[0][i];
+        ab[i] = (double)q[1][i] - a[i];
+        ac[i] = (double)q[2][i] - a[i];
+    }
+    double scale;
+    if (k == 2) {
+        // a - ab (ab.a)/|ab|^2, written as ab x (a x ab) / |ab|^2.
+        double a_x_ab[3];
+        cross_double(a, ab, a_x_ab);
+        cross_double(ab, a_x_ab, foot);
+        double len2 = dot_double(ab, ab);
+        if (!(len2 > 0.0)) return fallback;
+        scale = 1.0 / len2;
+    } else {
+        cross_double(ab, ac, foot);  // the normal, scaled below onto the plane
+        double len2 = dot_double(foot, foot);
+        if (!(len2 > 0.0)) return fallback;
+        scale = dot_double(foot, a) / len2;
+    }
+    return f4_make((float)(foot[0] * scale), (float)(foot[1] * scale), (float)(foot[2] * scale));
+}
+
 // Reduces the simplex to the vertices carrying its point closest to the
 // origin and returns that point (zero when the origin is inside).
 //
@@ -275,19 +318,12 @@ static f4 simplex_solve(gjk_simplex* s) {
     // the edge's or face's own normal has the better direction. Use the
     // projection only where the two agree to rounding: for a sliver whose
     // region test rounding got wrong, the plane's closest point lies off the
-    // face, inside the true distance (seen: 2e-5 short on a cylinder).
+    // face, inside the true distance (seen: 2e-5 short on a cylinder). The
+    // projection is made in double, where a sliver's normal keeps its
+    // direction; in float it could move the point by the whole of that
+    // allowance, towards the origin as often as not.
     f4 v = q[0] * qw[0] + q[1] * qw[1] + q[2] * qw[2];
-    f4 projected = v;
-    if (k == 2) {
-        // a - ab (ab.a)/|ab|^2, written as ab x (a x ab) / |ab|^2.
-        f4 ab = q[1] - q[0];
-        float len2 = f4_len2(ab);
-        if (len2 > 0.0f) projected = f4_cross(ab, f4_cross(q[0], ab)) * (1.0f / len2);
-    } else if (k == 3) {
-        f4 nrm = f4_cross(q[1] - q[0], q[2] - q[0]);
-        float len2 = f4_len2(nrm);
-        if (len2 > 0.0f) projected = nrm * (f4_dot(nrm, q[0]) / len2);
-    }
+    f4 projected = k >= 2 ? project_origin(q, k, v) : v;
     float size = max_f(max_f(f4_len2(q[0]), f4_len2(q[1])), f4_len2(q[2]));
     const float agree = 64.0f * FLT_EPSILON;
     if (f4_len2(projected - v) <= agree * agree * size) v = projected;
