@@ -266,6 +266,45 @@ static void test_twin_vertices_are_welded(void** state) {
     }
 }
 
+// Face rings were ordered by angle about a float centroid, which for a face
+// of a couple of hundred vertices 1e5 from the origin was off by about the
+// face's own size: the rings came out crossed and clockwise. Each ring must
+// turn one way all round, the way its plane's normal points.
+static void test_faces_far_from_the_origin(void** state) {
+    (void)state;
+    enum { M = 200 };
+    vec3s pts[2 * M];
+    ref_rng rng = {5};
+    for (int trial = 0; trial < 10; ++trial) {
+        double q[4];
+        ref_rng_unit_quat(&rng, q);
+        carom_xform pose = {v3((float)ref_rng_uniform(&rng, 1e5, 2e5), (float)ref_rng_uniform(&rng, -2e5, 2e5), 0.0f),
+                            {{(float)q[0], (float)q[1], (float)q[2], (float)q[3]}}};
+        for (int i = 0; i < 2 * M; ++i) {  // a prism of radius 1 and height 1
+            double t = 2 * M_PI * (i % M) / M;
+            pts[i] = carom_xform_point(pose, v3((float)cos(t), (float)sin(t), i < M ? 0.5f : -0.5f));
+        }
+        carom_hull h;
+        assert_int_equal(carom_hull_build(&h, pts, 2 * M), CAROM_OK);
+        assert_int_equal(h.vertex_count - h.edge_count + h.face_count, 2);
+        for (int f = 0; f < h.face_count; ++f) {
+            int first = h.face_first[f], n = h.face_first[f + 1] - first;
+            for (int i = 0; i < n; ++i) {
+                vec3s a = h.vertices[h.face_vertices[first + i]];
+                vec3s b = h.vertices[h.face_vertices[first + (i + 1) % n]];
+                vec3s c = h.vertices[h.face_vertices[first + (i + 2) % n]];
+                double ab[3] = {(double)b.x - a.x, (double)b.y - a.y, (double)b.z - a.z};
+                double bc[3] = {(double)c.x - b.x, (double)c.y - b.y, (double)c.z - b.z};
+                double turn[3] = {ab[1] * bc[2] - ab[2] * bc[1], ab[2] * bc[0] - ab[0] * bc[2], ab[0] * bc[1] - ab[1] * bc[0]};
+                double along = turn[0] * h.planes[f].normal.x + turn[1] * h.planes[f].normal.y + turn[2] * h.planes[f].normal.z;
+                double lengths = sqrt(ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2]) * sqrt(bc[0] * bc[0] + bc[1] * bc[1] + bc[2] * bc[2]);
+                if (along < -1e-3 * lengths) fail_msg("trial %d, face %d of %d vertices turns back at %d", trial, f, n, i);
+            }
+        }
+        carom_hull_destroy(&h);
+    }
+}
+
 static void test_real_meshes(void** state) {
     (void)state;
     const char* names[] = {"meshes/geosphere.off", "meshes/bunny00.off", "meshes/armadillo.off"};
@@ -290,7 +329,7 @@ int main(void) {
         cmocka_unit_test(test_cube_with_interior_points), cmocka_unit_test(test_degenerate_input),
         cmocka_unit_test(test_out_of_memory),             cmocka_unit_test(test_random_sphere_cloud),
         cmocka_unit_test(test_hill_climbing_twins_and_thin_caps), cmocka_unit_test(test_twin_vertices_are_welded),
-        cmocka_unit_test(test_real_meshes),
+        cmocka_unit_test(test_faces_far_from_the_origin), cmocka_unit_test(test_real_meshes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

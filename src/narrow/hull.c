@@ -59,15 +59,23 @@ static void draft_free(hull_draft* d) {
 
 // Sorts one face's vertices counter-clockwise about its outward normal:
 // qhull lists a merged facet's vertices by id, not around the polygon.
+// The angles are taken about the centroid in double: far from the origin a
+// float centroid of a few hundred vertices was off by about the face's own
+// size, and the rings came out crossed.
 static void order_face(const vec3s* vertices, carom_plane plane, int* ring, int n, angle_item* scratch) {
-    vec3s c = v3(0, 0, 0);
-    for (int i = 0; i < n; ++i) c = v3_add(c, vertices[ring[i]]);
-    c = v3_scale(c, 1.0f / (float)n);
-    vec3s u = v3_sub(vertices[ring[0]], c);
-    vec3s w = v3_cross(plane.normal, u);
+    double c[3] = {0.0, 0.0, 0.0};
     for (int i = 0; i < n; ++i) {
-        vec3s r = v3_sub(vertices[ring[i]], c);
-        scratch[i].angle = atan2f(v3_dot(r, w), v3_dot(r, u));
+        c[0] += vertices[ring[i]].x, c[1] += vertices[ring[i]].y, c[2] += vertices[ring[i]].z;
+    }
+    for (int k = 0; k < 3; ++k) c[k] /= n;
+    double normal[3] = {plane.normal.x, plane.normal.y, plane.normal.z};
+    double u[3] = {vertices[ring[0]].x - c[0], vertices[ring[0]].y - c[1], vertices[ring[0]].z - c[2]};
+    double w[3] = {normal[1] * u[2] - normal[2] * u[1], normal[2] * u[0] - normal[0] * u[2],
+                   normal[0] * u[1] - normal[1] * u[0]};
+    for (int i = 0; i < n; ++i) {
+        vec3s v = vertices[ring[i]];
+        double r[3] = {v.x - c[0], v.y - c[1], v.z - c[2]};
+        scratch[i].angle = (float)atan2(r[0] * w[0] + r[1] * w[1] + r[2] * w[2], r[0] * u[0] + r[1] * u[1] + r[2] * u[2]);
         scratch[i].vertex = ring[i];
     }
     qsort(scratch, (size_t)n, sizeof *scratch, compare_angles);
