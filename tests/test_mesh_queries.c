@@ -1985,6 +1985,43 @@ static void test_overlap_box_scales_and_slivers(void** state) {
     }
 }
 
+// Regression: the leaf test took the box's centre into the mesh's frame,
+// R^T (c - p), and turned the corners from it, R (v - R^T (c - p)). The
+// float rotation is orthogonal only to about 1e-7, so the box moved by 1e-7
+// of its centre's distance from the pose: a unit triangle, turned, inside a
+// box 1e-3 larger than it on every side but one, which reaches to 1e9, was
+// missed (and so were 993 of 1,001 such boxes). The corners now turn from
+// the mesh's origin, R v - (c - p).
+static void test_overlap_turned_box_reaching_far(void** state) {
+    (void)state;
+    vec3s v[3] = {{{0, 0, 0}}, {{1, 0, 0}}, {{0, 1, 0}}};
+    int idx[3] = {0, 1, 2};
+    ref_rng rng = {17};
+    for (int k = 0; k < TREE_COUNT; ++k) {
+        carom_mesh m;
+        assert_int_equal(carom_mesh_create(v, 3, idx, 1, &TREES[k], &m), CAROM_OK);
+        for (int trial = 0; trial < 200; ++trial) {
+            vec3s axis = v3((float)ref_rng_uniform(&rng, -1, 1), (float)ref_rng_uniform(&rng, -1, 1),
+                            (float)ref_rng_uniform(&rng, -1, 1));
+            carom_xform pose = carom_xform_make(v3((float)ref_rng_uniform(&rng, -10, 10), 0, 0), axis,
+                                                (float)ref_rng_uniform(&rng, 1e-3, 3));
+            vec3s first = carom_xform_point(pose, v[0]);
+            carom_aabb box = {glms_vec3_subs(first, 1e-3f), glms_vec3_adds(first, 1e-3f)};
+            for (int c = 1; c < 3; ++c) {
+                vec3s w = carom_xform_point(pose, v[c]);
+                box.min = glms_vec3_minv(box.min, glms_vec3_subs(w, 1e-3f));
+                box.max = glms_vec3_maxv(box.max, glms_vec3_adds(w, 1e-3f));
+            }
+            box.min.raw[trial % 3] = -1e9f;
+            int n = 0;
+            carom_mesh_query_result r = carom_mesh_overlap_box(&m, pose, box, count_triangle, &n);
+            assert_int_equal(r.state, CAROM_DONE);
+            if (n != 1) fail_msg("tree %d, trial %d: the triangle inside the box missed", k, trial);
+        }
+        carom_mesh_destroy(&m);
+    }
+}
+
 // Regression: the exact triangle test takes the corners from the first
 // triangle's first corner; a triangle 1e-5 across piercing one 1500 across
 // then lost its shape when it came second (its corners taken from 1000
@@ -2101,6 +2138,7 @@ int main(void) {
         cmocka_unit_test(test_shape_cast_slivers),
         cmocka_unit_test(test_raycast_normal_at_every_scale),
         cmocka_unit_test(test_overlap_box_scales_and_slivers),
+        cmocka_unit_test(test_overlap_turned_box_reaching_far),
         cmocka_unit_test(test_collide_small_through_large),
         cmocka_unit_test(test_collide_self_at_one_pose),
         cmocka_unit_test(test_query_range_in_mesh_frame),

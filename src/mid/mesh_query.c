@@ -21,21 +21,22 @@ bool mid_box_query_init(const carom_mesh* mesh, carom_xform pose, carom_aabb box
                         mid_box_query* q) {
     if (!carom_xform_is_valid(pose) || !carom_aabb_is_valid(box)) return false;
     q->rot = carom_rot_from_quat(pose.q);
-    // Mesh-frame centre and half extents in double for the leaf test, and
-    // rounded to float for the node culls; the box's axes in the mesh frame
+    // The box's centre from the pose's origin and its half extents, in
+    // double for the leaf test; the mesh-frame centre and half extents
+    // rounded to float for the node culls. The box's axes in the mesh frame
     // are the rows of rot.
-    double from_pose[3];
+    double* from_pose = q->from_pose_d;
     for (int j = 0; j < 3; ++j) {
         const double lo = box.min.raw[j], hi = box.max.raw[j];
         from_pose[j] = 0.5 * (lo + hi) - (double)pose.p.raw[j];
         q->half_d[j] = 0.5 * (hi - lo);
     }
+    double center[3];
     for (int i = 0; i < 3; ++i) {  // rot^T applied: column i of rot
-        q->center_d[i] = (double)q->rot.row[0].raw[i] * from_pose[0] +
-                         (double)q->rot.row[1].raw[i] * from_pose[1] +
-                         (double)q->rot.row[2].raw[i] * from_pose[2];
+        center[i] = (double)q->rot.row[0].raw[i] * from_pose[0] + (double)q->rot.row[1].raw[i] * from_pose[1] +
+                    (double)q->rot.row[2].raw[i] * from_pose[2];
     }
-    q->center = v3((float)q->center_d[0], (float)q->center_d[1], (float)q->center_d[2]);
+    q->center = v3((float)center[0], (float)center[1], (float)center[2]);
     q->half = v3((float)q->half_d[0], (float)q->half_d[1], (float)q->half_d[2]);
     for (int i = 0; i < 3; ++i) {
         q->abs_row[i] = v3_abs(q->rot.row[i]);
@@ -49,13 +50,17 @@ bool mid_box_query_init(const carom_mesh* mesh, carom_xform pose, carom_aabb box
     return true;
 }
 
-// The corners are taken from the box's centre and turned into its frame in
-// double: in float a small triangle far from the centre (1e-5 across, 1000
-// away) would round to a segment and be missed however deep in the box.
-// The edges come from the corners' own differences, so that even a
-// triangle far smaller than its distance from the centre (1e-10 across,
-// 1e9 away, where its corners from the centre coincide in double) keeps
-// its shape and its axes.
+// The corners are turned into the box's frame (the world's axes, from the
+// box's centre) in double: in float a small triangle far from the centre
+// (1e-5 across, 1000 away) would round to a segment and be missed however
+// deep in the box. They are turned from the mesh's origin, R v - (c - p),
+// not from the box's centre in the mesh frame, R (v - R^T (c - p)): the
+// float rotation is orthogonal only to about 1e-7, so that moved the box by
+// 1e-7 of its centre's distance from the pose, and a triangle 1e-3 inside a
+// box reaching 1e9 away was missed. The edges come from the corners' own
+// differences, so that even a triangle far smaller than its distance from
+// the centre (1e-10 across, 1e9 away, where its corners from the centre
+// coincide in double) keeps its shape and its axes.
 static void box_frame(const mid_box_query* q, const double d[3], double out[3]) {
     for (int i = 0; i < 3; ++i) {
         const vec3s r = q->rot.row[i];
@@ -69,10 +74,11 @@ bool mid_box_query_triangle(const mid_box_query* q, const vec3s v[3]) {
         double d[3], step[3];
         const vec3s next = v[(k + 1) % 3];
         for (int j = 0; j < 3; ++j) {
-            d[j] = (double)v[k].raw[j] - q->center_d[j];
+            d[j] = v[k].raw[j];
             step[j] = (double)next.raw[j] - (double)v[k].raw[j];
         }
         box_frame(q, d, w[k]);
+        for (int i = 0; i < 3; ++i) w[k][i] -= q->from_pose_d[i];
         box_frame(q, step, e[k]);
     }
     return mid_triangle_box_intersect(w, e, q->half_d);

@@ -16,11 +16,12 @@ typedef struct mid_box_query {
     vec3s half;
     vec3s extent;  // the box's half extents along the mesh's axes
     float slack;
-    // Centre (mesh frame) and half extents in double, for the leaf test
-    // (center and half are them rounded): a box far longer than its
-    // distance from a triangle keeps its near face (in float, y in
-    // [-3.6e8, 5] came out as [-3.6e8, 0]).
-    double center_d[3], half_d[3];
+    // For the leaf test, in double: half extents (center and half are the
+    // mesh-frame centre and these, rounded), so that a box far longer than
+    // its distance from a triangle keeps its near face (in float, y in
+    // [-3.6e8, 5] came out as [-3.6e8, 0]); and the box's centre less the
+    // pose's origin, in the world's frame.
+    double half_d[3], from_pose_d[3];
 } mid_box_query;
 
 bool mid_box_query_init(const carom_mesh* mesh, carom_xform pose, carom_aabb box, mid_box_query* q);
