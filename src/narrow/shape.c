@@ -141,86 +141,86 @@ static bool shape_check(const carom_shape* s, int depth) {
 
 bool carom_shape_is_valid(const carom_shape* shape) { return shape_check(shape, 0); }
 
-// Two bounds on a shape's points x in its local frame, radius included: on
-// |x| (`length`) and on each |x_i| (`axes`). An affine map needs the second:
-// the Frobenius norm times the child's length took a plate 0.0014 thick,
+// A bound on each |x_i| over the shape's points x in its local frame, radius
+// included; false when unknown (user callbacks). Only affine maps need it:
+// the Frobenius norm times the child's extent took a plate 0.0014 thick,
 // turned edge-on by its map, for a shape 0.97 across, and every tolerance of
-// the pair grew with it. `known` is false for user callbacks.
-typedef struct extent_bounds {
-    float length;
-    vec3s axes;
-    bool known;
-} extent_bounds;
-
-static extent_bounds bounds_of_points(const vec3s* p, int n) {
-    extent_bounds e = {0.0f, v3(0, 0, 0), true};
-    for (int i = 0; i < n; ++i) {
-        e.length = fmaxf(e.length, v3_len2(p[i]));
-        e.axes = v3_max(e.axes, v3_abs(p[i]));
-    }
-    e.length = sqrtf(e.length);
-    return e;
-}
-
-static extent_bounds shape_bounds(const carom_shape* s) {
-    extent_bounds e = {0.0f, v3(0, 0, 0), true};
+// the pair grew with it.
+static bool axis_extents(const carom_shape* s, vec3s* out) {
+    vec3s e;
     switch (s->type) {
-        case CAROM_SHAPE_POINT: e = bounds_of_points(&s->u.point, 1); break;
-        case CAROM_SHAPE_SEGMENT: {
-            vec3s p[2] = {s->u.segment.a, s->u.segment.b};
-            e = bounds_of_points(p, 2);
+        case CAROM_SHAPE_POINT: e = v3_abs(s->u.point); break;
+        case CAROM_SHAPE_SEGMENT: e = v3_max(v3_abs(s->u.segment.a), v3_abs(s->u.segment.b)); break;
+        case CAROM_SHAPE_TRIANGLE:
+            e = v3_max(v3_abs(s->u.triangle.a), v3_max(v3_abs(s->u.triangle.b), v3_abs(s->u.triangle.c)));
             break;
-        }
-        case CAROM_SHAPE_TRIANGLE: {
-            vec3s p[3] = {s->u.triangle.a, s->u.triangle.b, s->u.triangle.c};
-            e = bounds_of_points(p, 3);
-            break;
-        }
-        case CAROM_SHAPE_BOX: e = bounds_of_points(&s->u.half_extents, 1); break;
+        case CAROM_SHAPE_BOX: e = s->u.half_extents; break;
         case CAROM_SHAPE_CYLINDER:
-        case CAROM_SHAPE_CONE: {
-            float h = s->u.cylinder.half_height, r = s->u.cylinder.radius;
-            e = (extent_bounds){sqrtf(h * h + r * r), v3(r, r, h), true};
-            break;
-        }
-        case CAROM_SHAPE_HULL: {
-            vec3s corner = v3_max(v3_abs(s->u.hull->bounds.min), v3_abs(s->u.hull->bounds.max));
-            e = bounds_of_points(&corner, 1);
-            break;
-        }
+        case CAROM_SHAPE_CONE: e = v3(s->u.cylinder.radius, s->u.cylinder.radius, s->u.cylinder.half_height); break;
+        case CAROM_SHAPE_HULL: e = v3_max(v3_abs(s->u.hull->bounds.min), v3_abs(s->u.hull->bounds.max)); break;
         case CAROM_SHAPE_AFFINE: {
-            extent_bounds child = shape_bounds(s->u.affine.child);
-            if (!child.known) return child;
-            // |B x| <= |B|_F |x|, and |(B x)_i| <= sum_j |B_ij| |x_j|.
+            vec3s child;
+            if (!axis_extents(s->u.affine.child, &child)) return false;
+            // |(B x)_i| <= sum_j |B_ij| |x_j|.
             mat3s m = s->u.affine.linear;
-            float frobenius = sqrtf(v3_len2(m.col[0]) + v3_len2(m.col[1]) + v3_len2(m.col[2]));
-            vec3s t = s->u.affine.translation;
-            e.axes = v3_add(v3_add(v3_scale(v3_abs(m.col[0]), child.axes.x), v3_scale(v3_abs(m.col[1]), child.axes.y)),
-                            v3_add(v3_scale(v3_abs(m.col[2]), child.axes.z), v3_abs(t)));
-            e.length = fminf(frobenius * child.length + sqrtf(v3_len2(t)), sqrtf(v3_len2(e.axes)));
+            e = v3_add(v3_add(v3_scale(v3_abs(m.col[0]), child.x), v3_scale(v3_abs(m.col[1]), child.y)),
+                       v3_add(v3_scale(v3_abs(m.col[2]), child.z), v3_abs(s->u.affine.translation)));
             break;
         }
         case CAROM_SHAPE_MINKOWSKI_SUM:
         case CAROM_SHAPE_CONVEX_HULL: {
-            extent_bounds first = shape_bounds(s->u.pair.first), second = shape_bounds(s->u.pair.second);
-            if (!first.known) return first;
-            if (!second.known) return second;
-            bool sum = s->type == CAROM_SHAPE_MINKOWSKI_SUM;
-            e.length = sum ? first.length + second.length : fmaxf(first.length, second.length);
-            e.axes = sum ? v3_add(first.axes, second.axes) : v3_max(first.axes, second.axes);
+            vec3s first, second;
+            if (!axis_extents(s->u.pair.first, &first) || !axis_extents(s->u.pair.second, &second)) return false;
+            e = s->type == CAROM_SHAPE_MINKOWSKI_SUM ? v3_add(first, second) : v3_max(first, second);
             break;
         }
-        default: e.known = false; return e;  // a user callback
+        default: return false;  // a user callback
     }
-    e.length += s->radius;
-    e.axes = v3_add(e.axes, v3(s->radius, s->radius, s->radius));
-    return e;
+    *out = v3_add(e, v3(s->radius, s->radius, s->radius));
+    return true;
 }
 
 float carom_shape_extent(const carom_shape* s) {
-    extent_bounds e = shape_bounds(s);
+    float core = 0.0f;
+    switch (s->type) {
+        case CAROM_SHAPE_POINT: core = sqrtf(v3_len2(s->u.point)); break;
+        case CAROM_SHAPE_SEGMENT: core = sqrtf(fmaxf(v3_len2(s->u.segment.a), v3_len2(s->u.segment.b))); break;
+        case CAROM_SHAPE_TRIANGLE:
+            core = sqrtf(fmaxf(v3_len2(s->u.triangle.a), fmaxf(v3_len2(s->u.triangle.b), v3_len2(s->u.triangle.c))));
+            break;
+        case CAROM_SHAPE_BOX: core = sqrtf(v3_len2(s->u.half_extents)); break;
+        case CAROM_SHAPE_CYLINDER:
+        case CAROM_SHAPE_CONE:
+            core = sqrtf(s->u.cylinder.half_height * s->u.cylinder.half_height +
+                         s->u.cylinder.radius * s->u.cylinder.radius);
+            break;
+        case CAROM_SHAPE_HULL: {
+            carom_aabb b = s->u.hull->bounds;
+            core = sqrtf(v3_len2(v3_max(v3_abs(b.min), v3_abs(b.max))));
+            break;
+        }
+        case CAROM_SHAPE_AFFINE: {
+            float child = carom_shape_extent(s->u.affine.child);
+            if (child == 0.0f) return 0.0f;
+            // |B x| <= |B|_F |x|, or through the child's extents per axis.
+            mat3s m = s->u.affine.linear;
+            float frobenius2 = v3_len2(m.col[0]) + v3_len2(m.col[1]) + v3_len2(m.col[2]);
+            core = sqrtf(frobenius2) * child + sqrtf(v3_len2(s->u.affine.translation));
+            vec3s axes;
+            if (axis_extents(s, &axes)) core = fminf(core, sqrtf(v3_len2(v3_sub(axes, v3(s->radius, s->radius, s->radius)))));
+            break;
+        }
+        case CAROM_SHAPE_MINKOWSKI_SUM:
+        case CAROM_SHAPE_CONVEX_HULL: {
+            float first = carom_shape_extent(s->u.pair.first), second = carom_shape_extent(s->u.pair.second);
+            if (first == 0.0f || second == 0.0f) return 0.0f;
+            core = s->type == CAROM_SHAPE_MINKOWSKI_SUM ? first + second : fmaxf(first, second);
+            break;
+        }
+        default: return 0.0f;  // a user callback: unknown
+    }
     // A point at the origin has extent 0 but is known: keep it nonzero.
-    return e.known ? fmaxf(e.length, FLT_MIN) : 0.0f;
+    return fmaxf(core + s->radius, FLT_MIN);
 }
 
 vec3s carom_support_full(const carom_shape* shape, vec3s d, int hint, int* feature) {
