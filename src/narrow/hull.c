@@ -20,7 +20,7 @@ typedef struct edge {
 } edge;
 
 typedef struct angle_item {
-    float angle;
+    double angle;
     int vertex;
 } angle_item;
 
@@ -32,7 +32,7 @@ static int compare_edges(const void* x, const void* y) {
 }
 
 static int compare_angles(const void* x, const void* y) {
-    float a = ((const angle_item*)x)->angle, b = ((const angle_item*)y)->angle;
+    double a = ((const angle_item*)x)->angle, b = ((const angle_item*)y)->angle;
     return (a > b) - (a < b);
 }
 
@@ -75,7 +75,7 @@ static void order_face(const vec3s* vertices, carom_plane plane, int* ring, int 
     for (int i = 0; i < n; ++i) {
         vec3s v = vertices[ring[i]];
         double r[3] = {v.x - c[0], v.y - c[1], v.z - c[2]};
-        scratch[i].angle = (float)atan2(r[0] * w[0] + r[1] * w[1] + r[2] * w[2], r[0] * u[0] + r[1] * u[1] + r[2] * u[2]);
+        scratch[i].angle = atan2(r[0] * w[0] + r[1] * w[1] + r[2] * w[2], r[0] * u[0] + r[1] * u[1] + r[2] * u[2]);
         scratch[i].vertex = ring[i];
     }
     qsort(scratch, (size_t)n, sizeof *scratch, compare_angles);
@@ -348,11 +348,12 @@ carom_status carom_hull_build(carom_hull* hull, const vec3s* points, int count) 
     carom_status status = draft_from_points(points, count, &draft);
     if (status == CAROM_OK) {
         // qhull, exact in double, keeps vertices a float ulp apart as two.
-        // Such twins make slivers of faces whose rings come out crossed or
-        // clockwise once the faces are ordered in float, and edges that do
-        // not close (V - E + F != 2). Weld vertices within a few ulps of the
-        // hull's size, or one of its largest coordinate, then take the hull
-        // of what is left: the shape moves by less than float can tell.
+        // Such twins make sliver faces, whose corners' angles about their
+        // centres all but tie: rings came out crossed or clockwise, with
+        // edges that do not close (V - E + F != 2). Weld vertices within a
+        // few ulps of the hull's size, or one of its largest coordinate, then
+        // take the hull of what is left: the shape moves by less than float
+        // can tell.
         vec3s lo = draft.vertices[0], hi = draft.vertices[0];
         for (int i = 1; i < draft.vertex_count; ++i) {
             lo = v3_min(lo, draft.vertices[i]);
