@@ -80,6 +80,18 @@ static inline vec3s rot_apply_transposed(const carom_rot* r, vec3s v) {
 }
 carom_rot carom_rot_from_quat(versors q);
 
+// Vectors of three doubles, for the few sums float cannot carry (slivers,
+// points far from the origin); float inputs and their differences are exact
+// in double.
+static inline double carom_dot_double(const double a[3], const double b[3]) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+static inline void carom_cross_double(const double a[3], const double b[3], double out[3]) {
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
 // conj(a) b: b's rotation seen from a's frame. Each component of the vector
 // part is a difference of like products, so it is exactly zero when a == b
 // (cglm's vector form does not cancel exactly): two equal poses are exactly

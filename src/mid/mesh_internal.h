@@ -176,9 +176,9 @@ static inline vec3s mid_triangle_normal(const vec3s v[3]) {
         e1[k] = (double)v[1].raw[k] - (double)v[0].raw[k];
         e2[k] = (double)v[2].raw[k] - (double)v[0].raw[k];
     }
-    double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
-                   e1[0] * e2[1] - e1[1] * e2[0]};
-    double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    double n[3];
+    carom_cross_double(e1, e2, n);
+    double len = sqrt(carom_dot_double(n, n));
     if (!(len > 0.0)) return v3(0.0f, 0.0f, 0.0f);
     const double inv = 1.0 / len;
     return v3((float)(n[0] * inv), (float)(n[1] * inv), (float)(n[2] * inv));

@@ -25,16 +25,15 @@ bool mid_box_query_init(const carom_mesh* mesh, carom_xform pose, carom_aabb box
     // double for the leaf test; the mesh-frame centre and half extents
     // rounded to float for the node culls. The box's axes in the mesh frame
     // are the rows of rot.
-    double* from_pose = q->from_pose_d;
     for (int j = 0; j < 3; ++j) {
         const double lo = box.min.raw[j], hi = box.max.raw[j];
-        from_pose[j] = 0.5 * (lo + hi) - (double)pose.p.raw[j];
+        q->from_pose_d[j] = 0.5 * (lo + hi) - (double)pose.p.raw[j];
         q->half_d[j] = 0.5 * (hi - lo);
     }
     double center[3];
     for (int i = 0; i < 3; ++i) {  // rot^T applied: column i of rot
-        center[i] = (double)q->rot.row[0].raw[i] * from_pose[0] + (double)q->rot.row[1].raw[i] * from_pose[1] +
-                    (double)q->rot.row[2].raw[i] * from_pose[2];
+        const double column[3] = {q->rot.row[0].raw[i], q->rot.row[1].raw[i], q->rot.row[2].raw[i]};
+        center[i] = carom_dot_double(column, q->from_pose_d);
     }
     q->center = v3((float)center[0], (float)center[1], (float)center[2]);
     q->half = v3((float)q->half_d[0], (float)q->half_d[1], (float)q->half_d[2]);
@@ -63,8 +62,8 @@ bool mid_box_query_init(const carom_mesh* mesh, carom_xform pose, carom_aabb box
 // coincide in double) keeps its shape and its axes.
 static void box_frame(const mid_box_query* q, const double d[3], double out[3]) {
     for (int i = 0; i < 3; ++i) {
-        const vec3s r = q->rot.row[i];
-        out[i] = (double)r.x * d[0] + (double)r.y * d[1] + (double)r.z * d[2];
+        const double row[3] = {q->rot.row[i].x, q->rot.row[i].y, q->rot.row[i].z};
+        out[i] = carom_dot_double(row, d);
     }
 }
 

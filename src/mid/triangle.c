@@ -225,7 +225,7 @@ static inline double max3(double a, double b, double c) {
 
 static inline void project3(double v[3][3], const double a[3], double* lo, double* hi) {
     double p[3];
-    for (int i = 0; i < 3; ++i) p[i] = v[i][0] * a[0] + v[i][1] * a[1] + v[i][2] * a[2];
+    for (int i = 0; i < 3; ++i) p[i] = carom_dot_double(v[i], a);
     *lo = min3(p[0], p[1], p[2]);
     *hi = max3(p[0], p[1], p[2]);
 }
@@ -243,9 +243,8 @@ bool mid_triangle_box_intersect(double v[3][3], double e[3][3], const double h[3
         double hi = max3(v[0][k], v[1][k], v[2][k]);
         if (lo > h[k] || hi < -h[k]) return false;
     }
-    const double n[3] = {e[0][1] * e[1][2] - e[0][2] * e[1][1],
-                         e[0][2] * e[1][0] - e[0][0] * e[1][2],
-                         e[0][0] * e[1][1] - e[0][1] * e[1][0]};
+    double n[3];
+    carom_cross_double(e[0], e[1], n);
     if (n[0] == 0.0 && n[1] == 0.0 && n[2] == 0.0) return false;  // degenerate
     if (apart_on(v, h, n)) return false;
     for (int i = 0; i < 3; ++i) {

@@ -70,12 +70,12 @@ static void order_face(const vec3s* vertices, carom_plane plane, int* ring, int 
     for (int k = 0; k < 3; ++k) c[k] /= n;
     double normal[3] = {plane.normal.x, plane.normal.y, plane.normal.z};
     double u[3] = {vertices[ring[0]].x - c[0], vertices[ring[0]].y - c[1], vertices[ring[0]].z - c[2]};
-    double w[3] = {normal[1] * u[2] - normal[2] * u[1], normal[2] * u[0] - normal[0] * u[2],
-                   normal[0] * u[1] - normal[1] * u[0]};
+    double w[3];
+    carom_cross_double(normal, u, w);
     for (int i = 0; i < n; ++i) {
         vec3s v = vertices[ring[i]];
         double r[3] = {v.x - c[0], v.y - c[1], v.z - c[2]};
-        scratch[i].angle = atan2(r[0] * w[0] + r[1] * w[1] + r[2] * w[2], r[0] * u[0] + r[1] * u[1] + r[2] * u[2]);
+        scratch[i].angle = atan2(carom_dot_double(r, w), carom_dot_double(r, u));
         scratch[i].vertex = ring[i];
     }
     qsort(scratch, (size_t)n, sizeof *scratch, compare_angles);

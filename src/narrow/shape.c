@@ -141,6 +141,14 @@ static bool shape_check(const carom_shape* s, int depth) {
 
 bool carom_shape_is_valid(const carom_shape* shape) { return shape_check(shape, 0); }
 
+// An affine shape's core bounds per axis from its child's:
+// |(B x)_i| <= sum_j |B_ij| |x_j|, plus the translation.
+static vec3s affine_axis_extents(const carom_shape* s, vec3s child) {
+    mat3s m = s->u.affine.linear;
+    return v3_add(v3_add(v3_scale(v3_abs(m.col[0]), child.x), v3_scale(v3_abs(m.col[1]), child.y)),
+                  v3_add(v3_scale(v3_abs(m.col[2]), child.z), v3_abs(s->u.affine.translation)));
+}
+
 // A bound on each |x_i| over the shape's points x in its local frame, radius
 // included; false when unknown (user callbacks). Only affine maps need it:
 // the Frobenius norm times the child's extent took a plate 0.0014 thick,
@@ -161,10 +169,7 @@ static bool axis_extents(const carom_shape* s, vec3s* out) {
         case CAROM_SHAPE_AFFINE: {
             vec3s child;
             if (!axis_extents(s->u.affine.child, &child)) return false;
-            // |(B x)_i| <= sum_j |B_ij| |x_j|.
-            mat3s m = s->u.affine.linear;
-            e = v3_add(v3_add(v3_scale(v3_abs(m.col[0]), child.x), v3_scale(v3_abs(m.col[1]), child.y)),
-                       v3_add(v3_scale(v3_abs(m.col[2]), child.z), v3_abs(s->u.affine.translation)));
+            e = affine_axis_extents(s, child);
             break;
         }
         case CAROM_SHAPE_MINKOWSKI_SUM:
@@ -206,8 +211,10 @@ float carom_shape_extent(const carom_shape* s) {
             mat3s m = s->u.affine.linear;
             float frobenius2 = v3_len2(m.col[0]) + v3_len2(m.col[1]) + v3_len2(m.col[2]);
             core = sqrtf(frobenius2) * child + sqrtf(v3_len2(s->u.affine.translation));
-            vec3s axes;
-            if (axis_extents(s, &axes)) core = fminf(core, sqrtf(v3_len2(v3_sub(axes, v3(s->radius, s->radius, s->radius)))));
+            vec3s child_axes;
+            if (axis_extents(s->u.affine.child, &child_axes)) {
+                core = fminf(core, sqrtf(v3_len2(affine_axis_extents(s, child_axes))));
+            }
             break;
         }
         case CAROM_SHAPE_MINKOWSKI_SUM:

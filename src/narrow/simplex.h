@@ -111,14 +111,6 @@ static int closest_on_flat_triangle(f4 a, f4 b, f4 c, float w[3]) {
     return best_mask;
 }
 
-static double dot_double(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-
-static void cross_double(const double a[3], const double b[3], double out[3]) {
-    out[0] = a[1] * b[2] - a[2] * b[1];
-    out[1] = a[2] * b[0] - a[0] * b[2];
-    out[2] = a[0] * b[1] - a[1] * b[0];
-}
-
 // In double: on a sliver (a long cone's side: an apex 270 away, two rim
 // points 1 apart) the products of dot products below round in float to more
 // than the differences they are taken for.
@@ -129,16 +121,16 @@ static int closest_on_triangle(f4 fa, f4 fb, f4 fc, float w[3]) {
         ab[k] = b[k] - a[k], ac[k] = c[k] - a[k];
     }
     w[0] = w[1] = w[2] = 0.0f;
-    double d1 = -dot_double(ab, a), d2 = -dot_double(ac, a);
+    double d1 = -carom_dot_double(ab, a), d2 = -carom_dot_double(ac, a);
     if (d1 <= 0.0 && d2 <= 0.0) return w[0] = 1.0f, 1;
-    double d3 = -dot_double(ab, b), d4 = -dot_double(ac, b);
+    double d3 = -carom_dot_double(ab, b), d4 = -carom_dot_double(ac, b);
     if (d3 >= 0.0 && d4 <= d3) return w[1] = 1.0f, 2;
     double vc = d1 * d4 - d3 * d2;
     if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) {
         double t = d1 - d3 > 0.0 ? d1 / (d1 - d3) : 0.0;
         return w[0] = (float)(1.0 - t), w[1] = (float)t, 3;
     }
-    double d5 = -dot_double(ab, c), d6 = -dot_double(ac, c);
+    double d5 = -carom_dot_double(ab, c), d6 = -carom_dot_double(ac, c);
     if (d6 >= 0.0 && d5 <= d6) return w[2] = 1.0f, 4;
     double vb = d5 * d2 - d1 * d6;
     if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) {
@@ -177,8 +169,8 @@ static void simplex_keep(gjk_simplex* s, const int* slots, int region, const flo
 
 static double triple_double(const double a[3], const double b[3], const double c[3]) {
     double b_x_c[3];
-    cross_double(b, c, b_x_c);
-    return dot_double(a, b_x_c);
+    carom_cross_double(b, c, b_x_c);
+    return carom_dot_double(a, b_x_c);
 }
 
 // A tetrahedron whose volume is below this fraction of (largest |p|)^3 is
@@ -257,16 +249,16 @@ static f4 project_origin(const f4 q[3], int k, f4 fallback) {
     if (k == 2) {
         // a - ab (ab.a)/|ab|^2, written as ab x (a x ab) / |ab|^2.
         double a_x_ab[3];
-        cross_double(a, ab, a_x_ab);
-        cross_double(ab, a_x_ab, foot);
-        double len2 = dot_double(ab, ab);
+        carom_cross_double(a, ab, a_x_ab);
+        carom_cross_double(ab, a_x_ab, foot);
+        double len2 = carom_dot_double(ab, ab);
         if (!(len2 > 0.0)) return fallback;
         scale = 1.0 / len2;
     } else {
-        cross_double(ab, ac, foot);  // the normal, scaled below onto the plane
-        double len2 = dot_double(foot, foot);
+        carom_cross_double(ab, ac, foot);  // the normal, scaled below onto the plane
+        double len2 = carom_dot_double(foot, foot);
         if (!(len2 > 0.0)) return fallback;
-        scale = dot_double(foot, a) / len2;
+        scale = carom_dot_double(foot, a) / len2;
     }
     return f4_make((float)(foot[0] * scale), (float)(foot[1] * scale), (float)(foot[2] * scale));
 }

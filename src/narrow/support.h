@@ -96,7 +96,10 @@ static inline int hull_support_index(const carom_hull* hull, vec3s d, int hint) 
     // path (about 4% of GJK's time on the 162-vertex hull).
     int best = hull->start_map[hull_cell_of(d)];
     vec3s top = v[best];
-    if (hint >= 0 && hint < hull->vertex_count && v3_dot(v3_sub(v[hint], top), d) > 0.0f) best = hint, top = v[hint];
+    if (hint >= 0 && hint < hull->vertex_count && v3_dot(v3_sub(v[hint], top), d) > 0.0f) {
+        best = hint;
+        top = v[hint];
+    }
     for (int steps = 0; steps < hull->vertex_count; ++steps) {
         const int from = best;
         vec3s next = top;
