@@ -1143,6 +1143,156 @@ static void test_collide_real_meshes(void** state) {
     free(placed.vertices);
 }
 
+// A first-hit query walks the likeliest crossings first (deepest box
+// overlaps; where two meshes run together, the places that moved most), so
+// it visits the lanes of an unfolding in an order of its own. Whatever the
+// order, it must report a pair exactly when one exists, and a true one.
+static void check_first_hit(const mesh_data* da, const carom_mesh* ma, carom_xform pa,
+                            const mesh_data* db, const carom_mesh* mb, carom_xform pb,
+                            const char* kind, int pose) {
+    const pair_set truth = brute_force_pairs(da, ma, pa, db, mb, pb);
+    carom_triangle_pair first = {-1, -1};
+    carom_mesh_query_result r = carom_mesh_collide_pairs(ma, pa, mb, pb, true, &first, 1);
+    assert_int_equal(r.state, CAROM_DONE);
+    if (r.found != (truth.n > 0) || (truth.n > 0 && !pair_in(&truth, first))) {
+        fail_msg("%s pose %d, trees %d and %d: first hit found %d (%d, %d), %d pairs exist", kind,
+                 pose, ma->tree, mb->tree, r.found, first.a, first.b, truth.n);
+    }
+    free(truth.p);
+}
+
+// Every tree kind with itself, the SAH tree with the boxtree, both ways.
+static void check_first_hit_trees(const mesh_data* da, const carom_mesh ta[TREE_COUNT],
+                                  carom_xform pa, const mesh_data* db,
+                                  const carom_mesh tb[TREE_COUNT], carom_xform pb,
+                                  const char* kind, int pose) {
+    for (int i = 0; i < TREE_COUNT; ++i) {
+        check_first_hit(da, &ta[i], pa, db, &tb[i], pb, kind, pose);
+        check_first_hit(db, &tb[i], pb, da, &ta[i], pa, kind, pose);
+    }
+    check_first_hit(da, &ta[1], pa, db, &tb[2], pb, kind, pose);
+    check_first_hit(db, &tb[2], pb, da, &ta[1], pa, kind, pose);
+}
+
+// `rel` (a pose in a's frame) carried into the world by a's pose.
+static carom_xform in_frame_of(carom_xform pa, carom_xform rel) {
+    carom_xform xf = {carom_xform_point(pa, rel.p), glms_quat_mul(pa.q, rel.q)};
+    return xf;
+}
+
+// A copy of a sphere of radius about 1 round the origin, blown up by 2%
+// but for a dent of 2% inward within `cone` rad of `axis`: the copy meets
+// the original only along the rim of the dent.
+static mesh_data dented_copy(const mesh_data* md, const double axis[3], double cone) {
+    mesh_data out = {md->vertex_count, malloc(sizeof(float[3]) * (size_t)md->vertex_count),
+                     md->triangle_count, malloc(sizeof(int[3]) * (size_t)md->triangle_count)};
+    memcpy(out.triangles, md->triangles, sizeof(int[3]) * (size_t)md->triangle_count);
+    for (int i = 0; i < md->vertex_count; ++i) {
+        const float* v = md->vertices[i];
+        const double r = sqrt((double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2]);
+        const double along = (v[0] * axis[0] + v[1] * axis[1] + v[2] * axis[2]) / r;
+        const double s = along > cos(cone) ? 0.98 : 1.02;
+        for (int k = 0; k < 3; ++k) out.vertices[i][k] = (float)(s * v[k]);
+    }
+    return out;
+}
+
+// Over random poses of four kinds: grazing (moved back from where the
+// meshes part by 0.003 of their size, as the benchmark's sweeps), deep
+// (half that way), near-coincident (a mesh against itself turned 0.01 rad,
+// where the boxes of the copies nearly coincide) and a dented copy, which
+// runs together with the original everywhere but crosses it only along
+// the dent's rim: its pairs lie under one lane among many of the
+// unfoldings where the boxes coincide. Against the tree-free brute force.
+static void test_first_hit_over_random_poses(void** state) {
+    (void)state;
+    ref_rng rng = {2718};
+    mesh_data data[2] = {make_jittered_uv_sphere(16, 1.0, 0.3, 0.0, &rng),
+                         make_jittered_uv_sphere(13, 0.8, 1.1, 0.0, &rng)};
+    carom_mesh trees[2][TREE_COUNT];
+    for (int m = 0; m < 2; ++m) {
+        for (int k = 0; k < TREE_COUNT; ++k) trees[m][k] = build_tree(&data[m], TREES[k]);
+    }
+    const carom_xform pa = carom_xform_make((vec3s){{0.5f, -0.25f, 2}}, (vec3s){{1, 2, 3}}, 0.6f);
+    const char* kinds[] = {"grazing", "deep", "near-coincident"};
+    const int poses = light() ? 4 : 12;
+    int hits = 0;
+    for (int kind = 0; kind < 3; ++kind) {
+        const int b = kind == 2 ? 0 : 1;  // near-coincident: the mesh against itself
+        for (int pose = 0; pose < poses; ++pose) {
+            double q[4], dir[3];
+            ref_rng_unit_quat(&rng, q);
+            const vec3s axis = {{(float)q[0], (float)q[1], (float)q[2] + 1e-3f}};
+            const float angle = kind == 2 ? 0.01f : (float)ref_rng_uniform(&rng, 0.2, 3.0);
+            for (int k = 0; k < 3; ++k) dir[k] = ref_rng_uniform(&rng, -1, 1);
+            const double norm = sqrt(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+            // Where the meshes stop meeting along dir, by bisection on the
+            // first hit of the default tree (the brute force then judges).
+            double lo = 0, hi = 4.0, along = 0;
+            if (kind != 2) {
+                for (int step = 0; step < 30; ++step) {
+                    const double mid = 0.5 * (lo + hi);
+                    const vec3s shift = {{(float)(mid * dir[0] / norm),
+                                          (float)(mid * dir[1] / norm),
+                                          (float)(mid * dir[2] / norm)}};
+                    const carom_xform pb = in_frame_of(pa, about_centre(&data[b], axis, angle, shift));
+                    carom_triangle_pair p;
+                    if (carom_mesh_collide_pairs(&trees[0][1], pa, &trees[b][1], pb, true, &p, 1)
+                            .found > 0) {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                along = kind == 0 ? lo - 0.006 : 0.5 * lo;
+            }
+            const vec3s shift = {{(float)(along * dir[0] / norm), (float)(along * dir[1] / norm),
+                                  (float)(along * dir[2] / norm)}};
+            const carom_xform pb = in_frame_of(pa, about_centre(&data[b], axis, angle, shift));
+            check_first_hit_trees(&data[0], trees[0], pa, &data[b], trees[b], pb, kinds[kind],
+                                  pose);
+            carom_triangle_pair p;
+            hits += carom_mesh_collide_pairs(&trees[0][1], pa, &trees[b][1], pb, true, &p, 1).found;
+        }
+    }
+    // Every pose of every kind meets: grazing ones by 0.003 of the size.
+    assert_int_equal(hits, 3 * poses);
+    // The dented copies' original: a smooth sphere (the jittered one's
+    // vertices put back on the unit sphere), so that the copy blown up by
+    // 2% clears it everywhere but at the dent.
+    mesh_data smooth = make_jittered_uv_sphere(24, 1.0, 0.3, 0.0, &rng);
+    for (int i = 0; i < smooth.vertex_count; ++i) {
+        float* v = smooth.vertices[i];
+        const double r = sqrt((double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2]);
+        for (int k = 0; k < 3; ++k) v[k] = (float)(v[k] / r);
+    }
+    carom_mesh smooth_trees[TREE_COUNT];
+    for (int k = 0; k < TREE_COUNT; ++k) smooth_trees[k] = build_tree(&smooth, TREES[k]);
+    for (int pose = 0; pose < poses; ++pose) {
+        double q[4], axis[3];
+        ref_rng_unit_quat(&rng, q);
+        const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+        for (int k = 0; k < 3; ++k) axis[k] = q[k] / n;
+        mesh_data dented = dented_copy(&smooth, axis, ref_rng_uniform(&rng, 0.1, 0.3));
+        carom_mesh dented_trees[TREE_COUNT];
+        for (int k = 0; k < TREE_COUNT; ++k) dented_trees[k] = build_tree(&dented, TREES[k]);
+        const carom_xform pb = in_frame_of(pa, carom_xform_make((vec3s){{0, 0, 0}},
+                                                                (vec3s){{(float)q[1], (float)q[2],
+                                                                         (float)q[3]}},
+                                                                1e-3f));
+        check_first_hit_trees(&smooth, smooth_trees, pa, &dented, dented_trees, pb, "dented copy",
+                              pose);
+        for (int k = 0; k < TREE_COUNT; ++k) carom_mesh_destroy(&dented_trees[k]);
+        mesh_free(&dented);
+    }
+    for (int k = 0; k < TREE_COUNT; ++k) carom_mesh_destroy(&smooth_trees[k]);
+    mesh_free(&smooth);
+    for (int m = 0; m < 2; ++m) {
+        for (int k = 0; k < TREE_COUNT; ++k) carom_mesh_destroy(&trees[m][k]);
+        mesh_free(&data[m]);
+    }
+}
+
 // --- rays -------------------------------------------------------------------------
 
 // The centre of the mesh's box moved by the pose, and half its diagonal.
@@ -2124,6 +2274,7 @@ int main(void) {
         cmocka_unit_test(test_collide_sliver_planes),
         cmocka_unit_test(test_leaf_test_pole_fans),
         cmocka_unit_test(test_collide_real_meshes),
+        cmocka_unit_test(test_first_hit_over_random_poses),
         cmocka_unit_test(test_collide_house_and_terrain),
         cmocka_unit_test(test_raycast_analytic),
         cmocka_unit_test(test_raycast_tiny_triangles),

@@ -320,6 +320,7 @@ typedef struct collide_ctx {
     carom_mesh_pair_fn* fn;
     void* user;
     carom_mesh_query_result* r;
+    bool likeliest_first;  // a first-hit query: see overlap_shallowness
     int a_tag[MID_LEAF_CACHE];  // tree position held by each slot, -1 for none
     int b_tag[MID_LEAF_CACHE];
     leaf_triangle a_cache[MID_LEAF_CACHE];
@@ -512,7 +513,85 @@ static inline const mid_leaf_slab* wnode_slab(const struct carom_mesh_data* d, c
     return x->parent ? mid_wide_slab(d->leaf_slabs, x->parent, x->lane) : &d->root_slab;
 }
 
+// The order of a first-hit query (carom_mesh_collide_pairs, first_only).
+// The first pair found ends the query, and every node pair walked before
+// it is spent, so the walk goes first where a crossing is likeliest. Among
+// the live lanes of an unfolding, that is the deepest overlap, measured on
+// the six axes of SAT-lite: the largest of gap / reach (gap < 0 on every
+// axis where the boxes overlap, reach the sum of their extents there),
+// from -1 for boxes with one centre to 0 for boxes that only touch.
+// Surfaces that cross do so where their boxes overlap deeply; boxes that
+// only graze mostly hold no crossing.
+static inline f4 overlap_shallowness(const wide_boxes* k, const wnode* y) {
+    const wide_boxes* yb = y->boxes;
+    f4 s = lanes4(-INFINITY);
+    for (int j = 0; j < 3; ++j) {
+        const f4 reach = k->e[j] + lanes4(yb->e_other[j][y->lane]);
+        const f4 gap = f4_abs(lanes4(yb->c_other[j][y->lane]) - k->c[j]) - reach;
+        const f4 reach_other = k->e_other[j] + lanes4(yb->e[j][y->lane]);
+        const f4 gap_other = f4_abs(k->c_other[j] - lanes4(yb->c[j][y->lane])) - reach_other;
+        s = f4_max(s, gap / f4_max(reach, lanes4(FLT_MIN)));
+        s = f4_max(s, gap_other / f4_max(reach_other, lanes4(FLT_MIN)));
+    }
+    return s;
+}
+
+// Except where the two meshes run together: x's box and y's nearly
+// coincide (within a fifth of their extents, on x's axes), as the boxes of
+// two copies of one surface do (a mesh against itself nearly in place, or
+// against a slightly deformed copy). Every child of x then lies deep inside
+// y, and the most central ones lie where the copies have moved least from
+// each other, which is where they cross least: ordered by depth there,
+// near-coincident bunnies took 5x as long as in the tree's order. Copies
+// cross where one has moved across the other's relief, so the children go
+// in order of how far the map between the frames moves their centres, the
+// farthest first (over 512 random near-coincident bunny poses, half the
+// box tests of the tree's order and a third of its triangle tests). Copies
+// in place tie, and keep the tree's order.
+static inline bool twins(const wnode* x, const wnode* y) {
+    const wide_boxes *xb = x->boxes, *yb = y->boxes;
+    for (int j = 0; j < 3; ++j) {
+        const float ex = xb->e[j][x->lane], ey = yb->e_other[j][y->lane];
+        const float dc = yb->c_other[j][y->lane] - xb->c[j][x->lane];
+        if (fabsf(dc) + fabsf(ex - ey) > 0.2f * (ex + ey)) return false;
+    }
+    return true;
+}
+
+// How far the map from the lanes' frame into the other mesh's moves each
+// lane's centre, squared.
+static inline f4 motion(const wide_boxes* k) {
+    f4 d2 = f4_zero();
+    for (int j = 0; j < 3; ++j) d2 += (k->c_other[j] - k->c[j]) * (k->c_other[j] - k->c[j]);
+    return d2;
+}
+
 static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b);
+
+// The live lanes of k (the children of x, wide node n, unfolded against
+// y) walked in that order: smallest key first, equal keys (copies that
+// have not moved) in the tree's. Out of line: all pairs never come here,
+// and the loop inside wide_unfold cost them 5-7% more instructions.
+static __attribute__((noinline)) bool walk_likeliest_first(collide_ctx* c,
+                                                           const mid_wide_node* n,
+                                                           const wnode* x, const wnode* y,
+                                                           const wide_boxes* k, unsigned live,
+                                                           bool x_is_a) {
+    const f4 key = twins(x, y) ? -motion(k) : overlap_shallowness(k, y);
+    const f4 size = k->e[0] + k->e[1] + k->e[2];
+    while (live) {
+        int i = __builtin_ctz(live);
+        for (unsigned m = live & (live - 1); m; m &= m - 1) {
+            const int q = __builtin_ctz(m);
+            if (key[q] < key[i]) i = q;
+        }
+        live &= ~(1u << i);
+        wnode child = {k, i, n->child[i], size[i], n};
+        if (!(x_is_a ? wide_descend(c, &child, y) : wide_descend(c, y, &child))) return false;
+    }
+    return true;
+}
+
 static unsigned leaf_slabs_apart(const collide_ctx* c, const side* xs, const side* ys,
                                  const mid_leaf_slab* const x_slabs[4], const wide_boxes* k,
                                  const wnode* y);
@@ -567,6 +646,9 @@ static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wn
             const side* ys = x_is_a ? &c->b : &c->a;
             live &= ~(leaves & leaf_slabs_apart(c, xs, ys, slabs, &k, y));
         }
+    }
+    if (c->likeliest_first && (live & (live - 1))) {
+        return walk_likeliest_first(c, n, x, y, &k, live, x_is_a);
     }
     f4 size = k.e[0] + k.e[1] + k.e[2];
     while (live) {
@@ -680,9 +762,9 @@ static void side_init(side* s, const carom_mesh* mesh, const carom_rot* m, vec3s
     s->trans = f4_from(trans);
 }
 
-carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose_a,
-                                           const carom_mesh* b, carom_xform pose_b,
-                                           carom_mesh_pair_fn* fn, void* user) {
+static carom_mesh_query_result collide(const carom_mesh* a, carom_xform pose_a,
+                                       const carom_mesh* b, carom_xform pose_b,
+                                       carom_mesh_pair_fn* fn, void* user, bool likeliest_first) {
     carom_mesh_query_result r = {0};
     mid_pair_frame f;
     if (!a || !a->data || !b || !b->data || !fn ||
@@ -697,6 +779,7 @@ carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose
     c.fn = fn;
     c.user = user;
     c.r = &r;
+    c.likeliest_first = likeliest_first;
     for (int i = 0; i < MID_LEAF_CACHE; ++i) c.a_tag[i] = c.b_tag[i] = -1;
     for (int i = 0; i < 1 << MID_BOXES_CACHE_BITS; ++i) c.b_boxes_tag[i] = -1;
     c.slack = (f4){f.slack, f.slack, f.slack, f.slack};
@@ -725,6 +808,12 @@ carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose
     return r;
 }
 
+carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose_a,
+                                           const carom_mesh* b, carom_xform pose_b,
+                                           carom_mesh_pair_fn* fn, void* user) {
+    return collide(a, pose_a, b, pose_b, fn, user, false);
+}
+
 typedef struct pair_buffer {
     carom_triangle_pair* pairs;
     int capacity;
@@ -749,7 +838,7 @@ carom_mesh_query_result carom_mesh_collide_pairs(const carom_mesh* a, carom_xfor
         return r;
     }
     pair_buffer buf = {pairs, capacity, 0, first_only};
-    carom_mesh_query_result r = carom_mesh_collide(a, pose_a, b, pose_b, store_pair, &buf);
+    carom_mesh_query_result r = collide(a, pose_a, b, pose_b, store_pair, &buf, first_only);
     r.stopped = false;  // a stop requested by first_only is not the caller's callback
     return r;
 }
