@@ -235,8 +235,10 @@ typedef bool carom_mesh_pair_fn(void* user, carom_triangle_pair pair);
 /// AABB-tree leaves also along each one's slab (the thin layer of its mean
 /// normal that holds its triangles), and triangle pairs decided by an
 /// exact-in-structure triangle–triangle test in float.
-/// Pass a callback that returns false for the first hit only. Any mix of
-/// tree kinds works. Invalid input gives `CAROM_INVALID_INPUT` and no calls.
+/// A callback that returns false stops the walk at once; for the first hit
+/// alone, carom_mesh_collide_pairs with `first_only` walks in an order
+/// that finds one sooner. Any mix of tree kinds works. Invalid input gives
+/// `CAROM_INVALID_INPUT` and no calls.
 /// Its working memory is on the stack: about 42 KB (caches of prepared
 /// triangles, mostly), plus per level of descent about 370 to 430 bytes
 /// between two AABB trees (a wide level of either) and 600 where a boxtree
