@@ -1235,7 +1235,8 @@ static void test_first_hit_over_random_poses(void** state) {
                     const vec3s shift = {{(float)(mid * dir[0] / norm),
                                           (float)(mid * dir[1] / norm),
                                           (float)(mid * dir[2] / norm)}};
-                    const carom_xform pb = in_frame_of(pa, about_centre(&data[b], axis, angle, shift));
+                    const carom_xform pb =
+                        in_frame_of(pa, about_centre(&data[b], axis, angle, shift));
                     carom_triangle_pair p;
                     if (carom_mesh_collide_pairs(&trees[0][1], pa, &trees[b][1], pb, true, &p, 1)
                             .found > 0) {
