@@ -321,6 +321,10 @@ typedef struct collide_ctx {
     void* user;
     carom_mesh_query_result* r;
     bool likeliest_first;  // a first-hit query: see overlap_shallowness
+    int inside_twins;      // unfoldings of twins the walk is inside (see twins)
+    float queue_above;     // a first hit queues node pairs larger than this
+    const struct wnode* roots[2];  // a's and b's roots, for the frontier
+    struct frontier* frontier;     // a first hit's, between two AABB trees
     int a_tag[MID_LEAF_CACHE];  // tree position held by each slot, -1 for none
     int b_tag[MID_LEAF_CACHE];
     leaf_triangle a_cache[MID_LEAF_CACHE];
@@ -496,6 +500,24 @@ typedef struct wide_boxes {
     f4 c_other[3], e_other[3];
 } wide_boxes;
 
+// The lanes' boxes of wide node n in its own frame, and then as seen from
+// the other mesh (s the node's side).
+static inline void wide_boxes_own(const mid_wide_node* n, wide_boxes* k) {
+    for (int j = 0; j < 3; ++j) {
+        memcpy(&k->c[j], n->center[j], sizeof k->c[j]);
+        memcpy(&k->e[j], n->half[j], sizeof k->e[j]);
+    }
+}
+
+static inline void wide_boxes_other(const side* s, wide_boxes* k) {
+    for (int j = 0; j < 3; ++j) {
+        k->c_other[j] = s->m[j][0] * k->c[0] + s->m[j][1] * k->c[1] + s->m[j][2] * k->c[2] +
+                        s->t4[j];
+        k->e_other[j] = s->abs_m[j][0] * k->e[0] + s->abs_m[j][1] * k->e[1] +
+                        s->abs_m[j][2] * k->e[2];
+    }
+}
+
 // A node of a wide walk: a wide node (ref >= 0) or a leaf (mid_leaf_ref); its
 // box is lane `lane` of `boxes`, which its parent's unfolding keeps alive
 // for as long as the node is walked.
@@ -568,6 +590,89 @@ static inline f4 motion(const wide_boxes* k) {
 
 static bool wide_descend(collide_ctx* c, const wnode* a, const wnode* b);
 
+// A first hit's frontier (between two AABB trees): the node pairs the walk
+// has met above a size and not yet walked, in a binary heap by key. After
+// a dead end the walk goes on from the deepest overlap it knows of,
+// wherever it lies, rather than from the last unfolding's next lane: at the
+// upper levels, where one wrong turn costs a whole subtree. Below, it stays
+// depth first, within the tree regions its caches hold: queueing pairs
+// down to the leaves made 48% fewer box tests on the grazing sweep than
+// depth first, but each cost nearly twice as much, 6% slower than queueing
+// the large pairs alone. Pairs of nodes larger (the sum of half extents)
+// than a fiftieth of the larger root are queued: grazing first hits 13-30%
+// faster than depth first (the benchmark's sweep and three other seeds of
+// 256 random poses), deep ones within 7% either way (a twentieth to a
+// hundredth did about as well). A pair is kept as its nodes' parents and
+// lanes, its boxes rebuilt from the parents when it is taken; a full
+// frontier takes no more, and the pair is walked at once, depth first,
+// which finds what it holds all the same. 8 KB of stack, in the first-hit
+// walk's own frame.
+#define MID_FRONTIER 512
+#define MID_FRONTIER_SIZE 0.02f  // of the larger root's size
+
+typedef struct frontier_pair {
+    float key;
+    int32_t parent[2];  // a's and b's: a wide node, or -1 for the root
+    uint8_t lane[2];
+} frontier_pair;
+
+typedef struct frontier {
+    int count;
+    frontier_pair heap[MID_FRONTIER];
+} frontier;
+
+// Queues the pair of nodes[0] (a's) and nodes[1] (b's); false when full.
+static bool frontier_push(frontier* f, float key, const side* const sides[2],
+                          const wnode* const nodes[2]) {
+    if (f->count == MID_FRONTIER) return false;
+    frontier_pair p;
+    p.key = key;
+    for (int s = 0; s < 2; ++s) {
+        const mid_wide_node* parent = nodes[s]->parent;
+        p.parent[s] = parent ? (int32_t)(parent - sides[s]->t.d->wide_nodes) : -1;
+        p.lane[s] = (uint8_t)nodes[s]->lane;
+    }
+    int i = f->count++;
+    while (i > 0) {
+        const int up = (i - 1) / 2;
+        if (!(key < f->heap[up].key)) break;
+        f->heap[i] = f->heap[up];
+        i = up;
+    }
+    f->heap[i] = p;
+    return true;
+}
+
+// Takes the pair of smallest key (the frontier is not empty).
+static frontier_pair frontier_pop(frontier* f) {
+    const frontier_pair top = f->heap[0], last = f->heap[--f->count];
+    int i = 0;
+    for (;;) {
+        int down = 2 * i + 1;
+        if (down >= f->count) break;
+        if (down + 1 < f->count && f->heap[down + 1].key < f->heap[down].key) ++down;
+        if (!(f->heap[down].key < last.key)) break;
+        f->heap[i] = f->heap[down];
+        i = down;
+    }
+    if (f->count > 0) f->heap[i] = last;
+    return top;
+}
+
+// The node of side s (which: 0 for a, 1 for b) that a queued pair names,
+// its parent's lanes set up in `boxes` as the parent's unfolding had them:
+// the same operations, so the same roundings.
+static wnode frontier_node(const collide_ctx* c, const side* s, int which, int32_t parent,
+                           int lane, wide_boxes* boxes) {
+    if (parent < 0) return *c->roots[which];
+    const mid_wide_node* n = &s->t.d->wide_nodes[parent];
+    wide_boxes_own(n, boxes);
+    wide_boxes_other(s, boxes);
+    const float size = boxes->e[0][lane] + boxes->e[1][lane] + boxes->e[2][lane];
+    wnode w = {boxes, lane, n->child[lane], size, n};
+    return w;
+}
+
 // The live lanes of k (the children of x, wide node n, unfolded against
 // y) walked in that order: smallest key first, equal keys (copies that
 // have not moved) in the tree's. Out of line: all pairs never come here,
@@ -577,8 +682,31 @@ static __attribute__((noinline)) bool walk_likeliest_first(collide_ctx* c,
                                                            const wnode* x, const wnode* y,
                                                            const wide_boxes* k, unsigned live,
                                                            bool x_is_a) {
-    const f4 key = twins(x, y) ? -motion(k) : overlap_shallowness(k, y);
+    const bool twin = twins(x, y);
+    const f4 key = twin ? -motion(k) : overlap_shallowness(k, y);
     const f4 size = k->e[0] + k->e[1] + k->e[2];
+    if (c->frontier && !twin && c->inside_twins == 0 && x->size > c->queue_above) {
+        // The deepest lane is walked at once, the others queued (or, with
+        // the frontier full, walked now too).
+        int best = __builtin_ctz(live);
+        for (unsigned m = live & (live - 1); m; m &= m - 1) {
+            const int q = __builtin_ctz(m);
+            if (key[q] < key[best]) best = q;
+        }
+        const side* const sides[2] = {&c->a, &c->b};
+        for (unsigned m = live & ~(1u << best); m; m &= m - 1) {
+            const int i = __builtin_ctz(m);
+            wnode child = {k, i, n->child[i], size[i], n};
+            const wnode* const nodes[2] = {x_is_a ? &child : y, x_is_a ? y : &child};
+            if (frontier_push(c->frontier, key[i], sides, nodes)) continue;
+            if (!wide_descend(c, nodes[0], nodes[1])) return false;
+        }
+        wnode child = {k, best, n->child[best], size[best], n};
+        return x_is_a ? wide_descend(c, &child, y) : wide_descend(c, y, &child);
+    }
+    // Below twins, depth first throughout: their children are copies of
+    // each other, which the frontier's key would not tell apart.
+    c->inside_twins += twin;
     while (live) {
         int i = __builtin_ctz(live);
         for (unsigned m = live & (live - 1); m; m &= m - 1) {
@@ -589,6 +717,7 @@ static __attribute__((noinline)) bool walk_likeliest_first(collide_ctx* c,
         wnode child = {k, i, n->child[i], size[i], n};
         if (!(x_is_a ? wide_descend(c, &child, y) : wide_descend(c, y, &child))) return false;
     }
+    c->inside_twins -= twin;
     return true;
 }
 
@@ -606,10 +735,7 @@ static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wn
                         bool x_is_a) {
     const mid_wide_node* n = &xs->t.d->wide_nodes[x->ref];
     wide_boxes k;
-    for (int j = 0; j < 3; ++j) {
-        memcpy(&k.c[j], n->center[j], sizeof k.c[j]);
-        memcpy(&k.e[j], n->half[j], sizeof k.e[j]);
-    }
+    wide_boxes_own(n, &k);
     const wide_boxes* yb = y->boxes;
     f4 slack = c->slack;
     i4 apart = (i4){0, 0, 0, 0};
@@ -618,11 +744,8 @@ static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wn
                      (k.e[j] + lanes4(yb->e_other[j][y->lane])) >
                  slack;
     }
+    wide_boxes_other(xs, &k);
     for (int j = 0; j < 3; ++j) {
-        k.c_other[j] = xs->m[j][0] * k.c[0] + xs->m[j][1] * k.c[1] + xs->m[j][2] * k.c[2] +
-                       xs->t4[j];
-        k.e_other[j] = xs->abs_m[j][0] * k.e[0] + xs->abs_m[j][1] * k.e[1] +
-                       xs->abs_m[j][2] * k.e[2];
         apart |= f4_abs(k.c_other[j] - lanes4(yb->c[j][y->lane])) -
                      (k.e_other[j] + lanes4(yb->e[j][y->lane])) >
                  slack;
@@ -647,7 +770,7 @@ static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wn
             live &= ~(leaves & leaf_slabs_apart(c, xs, ys, slabs, &k, y));
         }
     }
-    if (c->likeliest_first && (live & (live - 1))) {
+    if (c->likeliest_first && (live & (live - 1)) != 0) {
         return walk_likeliest_first(c, n, x, y, &k, live, x_is_a);
     }
     f4 size = k.e[0] + k.e[1] + k.e[2];
@@ -747,6 +870,28 @@ static wnode wide_root(const hnode* h, wide_boxes* boxes) {
     return w;
 }
 
+// A first hit between two AABB trees: the roots' pair, then the queued
+// pairs best first, until a pair is reported. Out of line, so that the
+// frontier's stack is the first hit's alone.
+static __attribute__((noinline)) void first_hit_walk(collide_ctx* c, const wnode* wa,
+                                                     const wnode* wb) {
+    frontier pending;
+    pending.count = 0;
+    c->frontier = &pending;
+    c->roots[0] = wa;
+    c->roots[1] = wb;
+    c->queue_above = MID_FRONTIER_SIZE * carom_maxf(wa->size, wb->size);
+    bool go_on = wide_descend(c, wa, wb);
+    while (go_on && pending.count > 0) {
+        const frontier_pair p = frontier_pop(&pending);
+        wide_boxes boxes[2];
+        const wnode a = frontier_node(c, &c->a, 0, p.parent[0], p.lane[0], &boxes[0]);
+        const wnode b = frontier_node(c, &c->b, 1, p.parent[1], p.lane[1], &boxes[1]);
+        go_on = wide_descend(c, &a, &b);
+    }
+    c->frontier = NULL;
+}
+
 static void side_init(side* s, const carom_mesh* mesh, const carom_rot* m, vec3s trans) {
     s->t = mid_tree_of(mesh);
     for (int j = 0; j < 3; ++j) {
@@ -780,6 +925,8 @@ static carom_mesh_query_result collide(const carom_mesh* a, carom_xform pose_a,
     c.user = user;
     c.r = &r;
     c.likeliest_first = likeliest_first;
+    c.inside_twins = 0;
+    c.frontier = NULL;
     for (int i = 0; i < MID_LEAF_CACHE; ++i) c.a_tag[i] = c.b_tag[i] = -1;
     for (int i = 0; i < 1 << MID_BOXES_CACHE_BITS; ++i) c.b_boxes_tag[i] = -1;
     c.slack = (f4){f.slack, f.slack, f.slack, f.slack};
@@ -801,7 +948,11 @@ static carom_mesh_query_result collide(const carom_mesh* a, carom_xform pose_a,
     if (!c.a.t.box && !c.b.t.box) {
         wide_boxes ba, bb;
         wnode wa = wide_root(&ra, &ba), wb = wide_root(&rb, &bb);
-        wide_descend(&c, &wa, &wb);
+        if (likeliest_first) {
+            first_hit_walk(&c, &wa, &wb);
+        } else {
+            wide_descend(&c, &wa, &wb);
+        }
     } else {
         descend(&c, &ra, &rb);
     }
