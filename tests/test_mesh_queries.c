@@ -1158,6 +1158,20 @@ static void check_first_hit(const mesh_data* da, const carom_mesh* ma, carom_xfo
         fail_msg("%s pose %d, trees %d and %d: first hit found %d (%d, %d), %d pairs exist", kind,
                  pose, ma->tree, mb->tree, r.found, first.a, first.b, truth.n);
     }
+    // The queue of node pairs held short, so that the walk falls back on
+    // walking pairs at once (and with one pair, at almost every unfolding).
+    const int capacities[] = {1, 3};
+    for (int k = 0; k < 2; ++k) {
+        first = (carom_triangle_pair){-1, -1};
+        r = mid_mesh_first_hit(ma, pa, mb, pb, &first, capacities[k]);
+        assert_int_equal(r.state, CAROM_DONE);
+        if (r.found != (truth.n > 0) || (truth.n > 0 && !pair_in(&truth, first))) {
+            fail_msg("%s pose %d, trees %d and %d, queue of %d: first hit found %d (%d, %d), %d "
+                     "pairs exist",
+                     kind, pose, ma->tree, mb->tree, capacities[k], r.found, first.a, first.b,
+                     truth.n);
+        }
+    }
     free(truth.p);
 }
 

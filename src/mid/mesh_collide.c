@@ -617,14 +617,14 @@ typedef struct frontier_pair {
 } frontier_pair;
 
 typedef struct frontier {
-    int count;
+    int count, capacity;
     frontier_pair heap[MID_FRONTIER];
 } frontier;
 
 // Queues the pair of nodes[0] (a's) and nodes[1] (b's); false when full.
 static bool frontier_push(frontier* f, float key, const side* const sides[2],
                           const wnode* const nodes[2]) {
-    if (f->count == MID_FRONTIER) return false;
+    if (f->count == f->capacity) return false;
     frontier_pair p;
     p.key = key;
     for (int s = 0; s < 2; ++s) {
@@ -874,9 +874,10 @@ static wnode wide_root(const hnode* h, wide_boxes* boxes) {
 // pairs best first, until a pair is reported. Out of line, so that the
 // frontier's stack is the first hit's alone.
 static __attribute__((noinline)) void first_hit_walk(collide_ctx* c, const wnode* wa,
-                                                     const wnode* wb) {
+                                                     const wnode* wb, int queue_capacity) {
     frontier pending;
     pending.count = 0;
+    pending.capacity = queue_capacity;
     c->frontier = &pending;
     c->roots[0] = wa;
     c->roots[1] = wb;
@@ -907,9 +908,11 @@ static void side_init(side* s, const carom_mesh* mesh, const carom_rot* m, vec3s
     s->trans = f4_from(trans);
 }
 
+// All pairs, or (queue_capacity > 0) a first hit walked likeliest first.
 static carom_mesh_query_result collide(const carom_mesh* a, carom_xform pose_a,
                                        const carom_mesh* b, carom_xform pose_b,
-                                       carom_mesh_pair_fn* fn, void* user, bool likeliest_first) {
+                                       carom_mesh_pair_fn* fn, void* user, int queue_capacity) {
+    const bool likeliest_first = queue_capacity > 0;
     carom_mesh_query_result r = {0};
     mid_pair_frame f;
     if (!a || !a->data || !b || !b->data || !fn ||
@@ -949,7 +952,7 @@ static carom_mesh_query_result collide(const carom_mesh* a, carom_xform pose_a,
         wide_boxes ba, bb;
         wnode wa = wide_root(&ra, &ba), wb = wide_root(&rb, &bb);
         if (likeliest_first) {
-            first_hit_walk(&c, &wa, &wb);
+            first_hit_walk(&c, &wa, &wb, queue_capacity);
         } else {
             wide_descend(&c, &wa, &wb);
         }
@@ -962,7 +965,7 @@ static carom_mesh_query_result collide(const carom_mesh* a, carom_xform pose_a,
 carom_mesh_query_result carom_mesh_collide(const carom_mesh* a, carom_xform pose_a,
                                            const carom_mesh* b, carom_xform pose_b,
                                            carom_mesh_pair_fn* fn, void* user) {
-    return collide(a, pose_a, b, pose_b, fn, user, false);
+    return collide(a, pose_a, b, pose_b, fn, user, 0);
 }
 
 typedef struct pair_buffer {
@@ -989,7 +992,19 @@ carom_mesh_query_result carom_mesh_collide_pairs(const carom_mesh* a, carom_xfor
         return r;
     }
     pair_buffer buf = {pairs, capacity, 0, first_only};
-    carom_mesh_query_result r = collide(a, pose_a, b, pose_b, store_pair, &buf, first_only);
+    carom_mesh_query_result r =
+        collide(a, pose_a, b, pose_b, store_pair, &buf, first_only ? MID_FRONTIER : 0);
     r.stopped = false;  // a stop requested by first_only is not the caller's callback
+    return r;
+}
+
+carom_mesh_query_result mid_mesh_first_hit(const carom_mesh* a, carom_xform pose_a,
+                                           const carom_mesh* b, carom_xform pose_b,
+                                           carom_triangle_pair* pair, int queue_capacity) {
+    pair_buffer buf = {pair, pair ? 1 : 0, 0, true};
+    const int capacity =
+        queue_capacity < 1 ? 1 : queue_capacity > MID_FRONTIER ? MID_FRONTIER : queue_capacity;
+    carom_mesh_query_result r = collide(a, pose_a, b, pose_b, store_pair, &buf, capacity);
+    r.stopped = false;
     return r;
 }

@@ -56,6 +56,14 @@ bool mid_pair_frame_triangles(const mid_pair_frame* f, const vec3s va[3], const 
 // steps on the triangles it keeps prepared.
 bool mid_pair_frame_triangles_f4(const mid_pair_frame* f, const f4 va[3], const f4 vb[3]);
 
+// carom_mesh_collide_pairs with first_only into `pair` (may be NULL), its
+// queue of node pairs held to `queue_capacity` (clamped to 1 to 512, the
+// public query's), so that the tests reach the walk a full queue falls
+// back on.
+carom_mesh_query_result mid_mesh_first_hit(const carom_mesh* a, carom_xform pose_a,
+                                           const carom_mesh* b, carom_xform pose_b,
+                                           carom_triangle_pair* pair, int queue_capacity);
+
 // The leaf test of carom_mesh_shape_cast: the shape at `relative` (mesh
 // frame) moved by `translation` against triangle v; true on a hit.
 struct carom_cast_result;
