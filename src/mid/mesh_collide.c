@@ -320,11 +320,13 @@ typedef struct collide_ctx {
     carom_mesh_pair_fn* fn;
     void* user;
     carom_mesh_query_result* r;
-    bool likeliest_first;  // a first-hit query: see overlap_shallowness
-    int inside_twins;      // unfoldings of twins the walk is inside (see twins)
-    float queue_above;     // a first hit queues node pairs larger than this
-    const struct wnode* roots[2];  // a's and b's roots, for the frontier
-    struct frontier* frontier;     // a first hit's, between two AABB trees
+    // A first hit between two AABB trees (NULL otherwise): its frontier,
+    // the size above which node pairs join it, the roots its pairs may
+    // name, and how many unfoldings of twins the walk is inside.
+    struct frontier* frontier;
+    float queue_above;
+    const struct wnode* roots[2];
+    int inside_twins;
     int a_tag[MID_LEAF_CACHE];  // tree position held by each slot, -1 for none
     int b_tag[MID_LEAF_CACHE];
     leaf_triangle a_cache[MID_LEAF_CACHE];
@@ -622,14 +624,15 @@ typedef struct frontier {
 } frontier;
 
 // Queues the pair of nodes[0] (a's) and nodes[1] (b's); false when full.
-static bool frontier_push(frontier* f, float key, const side* const sides[2],
-                          const wnode* const nodes[2]) {
+static bool frontier_push(collide_ctx* c, float key, const wnode* const nodes[2]) {
+    frontier* f = c->frontier;
     if (f->count == f->capacity) return false;
     frontier_pair p;
     p.key = key;
     for (int s = 0; s < 2; ++s) {
         const mid_wide_node* parent = nodes[s]->parent;
-        p.parent[s] = parent ? (int32_t)(parent - sides[s]->t.d->wide_nodes) : -1;
+        const mid_wide_node* all = (s ? &c->b : &c->a)->t.d->wide_nodes;
+        p.parent[s] = parent ? (int32_t)(parent - all) : -1;
         p.lane[s] = (uint8_t)nodes[s]->lane;
     }
     int i = f->count++;
@@ -659,18 +662,29 @@ static frontier_pair frontier_pop(frontier* f) {
     return top;
 }
 
-// The node of side s (which: 0 for a, 1 for b) that a queued pair names,
-// its parent's lanes set up in `boxes` as the parent's unfolding had them:
-// the same operations, so the same roundings.
-static wnode frontier_node(const collide_ctx* c, const side* s, int which, int32_t parent,
-                           int lane, wide_boxes* boxes) {
+// The node of a (which 0) or b (which 1) that a queued pair names, its
+// parent's lanes set up in `boxes` as the parent's unfolding had them: the
+// same operations, so the same roundings.
+static wnode frontier_node(const collide_ctx* c, int which, int32_t parent, int lane,
+                           wide_boxes* boxes) {
     if (parent < 0) return *c->roots[which];
+    const side* s = which ? &c->b : &c->a;
     const mid_wide_node* n = &s->t.d->wide_nodes[parent];
     wide_boxes_own(n, boxes);
     wide_boxes_other(s, boxes);
     const float size = boxes->e[0][lane] + boxes->e[1][lane] + boxes->e[2][lane];
     wnode w = {boxes, lane, n->child[lane], size, n};
     return w;
+}
+
+// The live lane of smallest key, the lowest of equal ones.
+static inline int lowest_key(f4 key, unsigned live) {
+    int best = __builtin_ctz(live);
+    for (unsigned m = live & (live - 1); m; m &= m - 1) {
+        const int q = __builtin_ctz(m);
+        if (key[q] < key[best]) best = q;
+    }
+    return best;
 }
 
 // The live lanes of k (the children of x, wide node n, unfolded against
@@ -685,20 +699,15 @@ static __attribute__((noinline)) bool walk_likeliest_first(collide_ctx* c,
     const bool twin = twins(x, y);
     const f4 key = twin ? -motion(k) : overlap_shallowness(k, y);
     const f4 size = k->e[0] + k->e[1] + k->e[2];
-    if (c->frontier && !twin && c->inside_twins == 0 && x->size > c->queue_above) {
+    if (!twin && c->inside_twins == 0 && x->size > c->queue_above) {
         // The deepest lane is walked at once, the others queued (or, with
         // the frontier full, walked now too).
-        int best = __builtin_ctz(live);
-        for (unsigned m = live & (live - 1); m; m &= m - 1) {
-            const int q = __builtin_ctz(m);
-            if (key[q] < key[best]) best = q;
-        }
-        const side* const sides[2] = {&c->a, &c->b};
+        const int best = lowest_key(key, live);
         for (unsigned m = live & ~(1u << best); m; m &= m - 1) {
             const int i = __builtin_ctz(m);
             wnode child = {k, i, n->child[i], size[i], n};
             const wnode* const nodes[2] = {x_is_a ? &child : y, x_is_a ? y : &child};
-            if (frontier_push(c->frontier, key[i], sides, nodes)) continue;
+            if (frontier_push(c, key[i], nodes)) continue;
             if (!wide_descend(c, nodes[0], nodes[1])) return false;
         }
         wnode child = {k, best, n->child[best], size[best], n};
@@ -708,11 +717,7 @@ static __attribute__((noinline)) bool walk_likeliest_first(collide_ctx* c,
     // each other, which the frontier's key would not tell apart.
     c->inside_twins += twin;
     while (live) {
-        int i = __builtin_ctz(live);
-        for (unsigned m = live & (live - 1); m; m &= m - 1) {
-            const int q = __builtin_ctz(m);
-            if (key[q] < key[i]) i = q;
-        }
+        const int i = lowest_key(key, live);
         live &= ~(1u << i);
         wnode child = {k, i, n->child[i], size[i], n};
         if (!(x_is_a ? wide_descend(c, &child, y) : wide_descend(c, y, &child))) return false;
@@ -770,7 +775,7 @@ static bool wide_unfold(collide_ctx* c, const side* xs, const wnode* x, const wn
             live &= ~(leaves & leaf_slabs_apart(c, xs, ys, slabs, &k, y));
         }
     }
-    if (c->likeliest_first && (live & (live - 1)) != 0) {
+    if (c->frontier && (live & (live - 1)) != 0) {
         return walk_likeliest_first(c, n, x, y, &k, live, x_is_a);
     }
     f4 size = k.e[0] + k.e[1] + k.e[2];
@@ -879,6 +884,7 @@ static __attribute__((noinline)) void first_hit_walk(collide_ctx* c, const wnode
     pending.count = 0;
     pending.capacity = queue_capacity;
     c->frontier = &pending;
+    c->inside_twins = 0;
     c->roots[0] = wa;
     c->roots[1] = wb;
     c->queue_above = MID_FRONTIER_SIZE * carom_maxf(wa->size, wb->size);
@@ -886,8 +892,8 @@ static __attribute__((noinline)) void first_hit_walk(collide_ctx* c, const wnode
     while (go_on && pending.count > 0) {
         const frontier_pair p = frontier_pop(&pending);
         wide_boxes boxes[2];
-        const wnode a = frontier_node(c, &c->a, 0, p.parent[0], p.lane[0], &boxes[0]);
-        const wnode b = frontier_node(c, &c->b, 1, p.parent[1], p.lane[1], &boxes[1]);
+        const wnode a = frontier_node(c, 0, p.parent[0], p.lane[0], &boxes[0]);
+        const wnode b = frontier_node(c, 1, p.parent[1], p.lane[1], &boxes[1]);
         go_on = wide_descend(c, &a, &b);
     }
     c->frontier = NULL;
@@ -912,7 +918,6 @@ static void side_init(side* s, const carom_mesh* mesh, const carom_rot* m, vec3s
 static carom_mesh_query_result collide(const carom_mesh* a, carom_xform pose_a,
                                        const carom_mesh* b, carom_xform pose_b,
                                        carom_mesh_pair_fn* fn, void* user, int queue_capacity) {
-    const bool likeliest_first = queue_capacity > 0;
     carom_mesh_query_result r = {0};
     mid_pair_frame f;
     if (!a || !a->data || !b || !b->data || !fn ||
@@ -927,8 +932,6 @@ static carom_mesh_query_result collide(const carom_mesh* a, carom_xform pose_a,
     c.fn = fn;
     c.user = user;
     c.r = &r;
-    c.likeliest_first = likeliest_first;
-    c.inside_twins = 0;
     c.frontier = NULL;
     for (int i = 0; i < MID_LEAF_CACHE; ++i) c.a_tag[i] = c.b_tag[i] = -1;
     for (int i = 0; i < 1 << MID_BOXES_CACHE_BITS; ++i) c.b_boxes_tag[i] = -1;
@@ -951,7 +954,7 @@ static carom_mesh_query_result collide(const carom_mesh* a, carom_xform pose_a,
     if (!c.a.t.box && !c.b.t.box) {
         wide_boxes ba, bb;
         wnode wa = wide_root(&ra, &ba), wb = wide_root(&rb, &bb);
-        if (likeliest_first) {
+        if (queue_capacity > 0) {
             first_hit_walk(&c, &wa, &wb, queue_capacity);
         } else {
             wide_descend(&c, &wa, &wb);
@@ -982,6 +985,18 @@ static bool store_pair(void* user, carom_triangle_pair pair) {
     return !buf->first_only;
 }
 
+// Pairs into `pairs` (capacity `capacity`), all of them, or the first hit
+// alone with a queue of `queue_capacity` (collide).
+static carom_mesh_query_result collect_pairs(const carom_mesh* a, carom_xform pose_a,
+                                             const carom_mesh* b, carom_xform pose_b,
+                                             carom_triangle_pair* pairs, int capacity,
+                                             int queue_capacity) {
+    pair_buffer buf = {pairs, capacity, 0, queue_capacity > 0};
+    carom_mesh_query_result r = collide(a, pose_a, b, pose_b, store_pair, &buf, queue_capacity);
+    r.stopped = false;  // a stop requested by first_only is not the caller's callback
+    return r;
+}
+
 carom_mesh_query_result carom_mesh_collide_pairs(const carom_mesh* a, carom_xform pose_a,
                                                  const carom_mesh* b, carom_xform pose_b,
                                                  bool first_only, carom_triangle_pair* pairs,
@@ -991,20 +1006,13 @@ carom_mesh_query_result carom_mesh_collide_pairs(const carom_mesh* a, carom_xfor
         r.state = CAROM_INVALID_INPUT;
         return r;
     }
-    pair_buffer buf = {pairs, capacity, 0, first_only};
-    carom_mesh_query_result r =
-        collide(a, pose_a, b, pose_b, store_pair, &buf, first_only ? MID_FRONTIER : 0);
-    r.stopped = false;  // a stop requested by first_only is not the caller's callback
-    return r;
+    return collect_pairs(a, pose_a, b, pose_b, pairs, capacity, first_only ? MID_FRONTIER : 0);
 }
 
 carom_mesh_query_result mid_mesh_first_hit(const carom_mesh* a, carom_xform pose_a,
                                            const carom_mesh* b, carom_xform pose_b,
                                            carom_triangle_pair* pair, int queue_capacity) {
-    pair_buffer buf = {pair, pair ? 1 : 0, 0, true};
-    const int capacity =
+    const int held =
         queue_capacity < 1 ? 1 : queue_capacity > MID_FRONTIER ? MID_FRONTIER : queue_capacity;
-    carom_mesh_query_result r = collide(a, pose_a, b, pose_b, store_pair, &buf, capacity);
-    r.stopped = false;
-    return r;
+    return collect_pairs(a, pose_a, b, pose_b, pair, pair ? 1 : 0, held);
 }
